@@ -1,0 +1,38 @@
+# Two commands: `make run` (the platform with its worker) and `make test` (the whole suite).
+# Everything else is reached through them; nothing needs to be installed first but python3.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test test-smoke venv browser bench clean
+
+$(STAMP): requirements.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet --no-deps -r requirements.txt
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+run: venv
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py seed_demo --if-empty
+	$(PY) manage.py runstack --host $(HOST) --port $(PORT)
+
+# The suite runs on whatever DATABASE_URL / REDIS_URL say (PostgreSQL + Redis in CI),
+# and on the embedded default (SQLite + filesystem broker) when they are unset.
+test: venv
+	DATA_DIR=$(CURDIR)/var/test $(PY) -m pytest $(PYTEST_ARGS)
+
+# The embedded-mode smoke part CI runs besides the full suite on PostgreSQL.
+test-smoke: venv
+	DATA_DIR=$(CURDIR)/var/test-smoke $(PY) -m pytest -m smoke $(PYTEST_ARGS)
+
+bench: venv
+	$(PY) -m benchmarks.run_all
+
+clean:
+	rm -rf $(VENV) var

@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+from django.contrib import admin
+
+from annotations.models import (
+    Assignment,
+    Batch,
+    Candidate,
+    Instruction,
+    Pair,
+    Participant,
+    Response,
+    Study,
+    Submission,
+    Task,
+)
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    list_display = ("slug", "name", "source", "overlap", "created_at")
+    search_fields = ("slug", "name")
+    prepopulated_fields = {"slug": ("name",)}
+
+
+@admin.register(Instruction)
+class InstructionAdmin(admin.ModelAdmin):
+    list_display = ("study", "index", "kind", "text")
+    list_filter = ("study", "kind")
+    search_fields = ("text",)
+
+
+@admin.register(Candidate)
+class CandidateAdmin(admin.ModelAdmin):
+    list_display = ("study", "key", "name", "position")
+    list_filter = ("study",)
+
+
+@admin.register(Response)
+class ResponseAdmin(admin.ModelAdmin):
+    list_display = ("instruction", "candidate")
+    list_filter = ("candidate__study",)
+    list_select_related = ("instruction__study", "candidate")
+    raw_id_fields = ("instruction", "candidate")
+
+
+@admin.register(Pair)
+class PairAdmin(admin.ModelAdmin):
+    list_display = ("instruction", "response_a", "response_b")
+    raw_id_fields = ("instruction", "response_a", "response_b")
+
+
+@admin.register(Batch)
+class BatchAdmin(admin.ModelAdmin):
+    list_display = ("study", "condition", "index", "label", "seed")
+    list_filter = ("study", "condition")
+
+
+@admin.register(Task)
+class TaskAdmin(admin.ModelAdmin):
+    list_display = ("batch", "position", "kind", "condition", "presentation")
+    list_filter = ("condition", "kind")
+    raw_id_fields = ("batch", "instruction", "pair")
+
+
+@admin.register(Participant)
+class ParticipantAdmin(admin.ModelAdmin):
+    # The hash is shown, never a platform id: we do not store one.
+    list_display = ("label", "study", "platform", "qualified", "created_at")
+    list_filter = ("study", "platform")
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ("batch", "participant", "status", "review", "started_at", "submitted_at")
+    list_filter = ("status", "review", "batch__study")
+    raw_id_fields = ("batch", "participant")
+
+
+@admin.register(Submission)
+class SubmissionAdmin(admin.ModelAdmin):
+    list_display = ("assignment", "task", "choice", "source", "created_at")
+    list_filter = ("source",)
+    raw_id_fields = ("assignment", "task", "chosen_response")

@@ -1,0 +1,46 @@
+"""`make run`: the web server and a real Celery worker, stopped together on Ctrl-C."""
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+
+class Command(BaseCommand):
+    help = "Start the web server and a Celery worker (default and llm queues); Ctrl-C stops both."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--concurrency", type=int, default=4)
+
+    def handle(self, *args: Any, host: str, port: int, concurrency: int, **options: Any) -> None:
+        python = sys.executable
+        worker = subprocess.Popen(
+            [python, "-m", "celery", "-A", "cobbler_site", "worker", "-Q", "default,llm",
+             "--pool", "threads", "--concurrency", str(concurrency), "--loglevel", "INFO",
+             "--beat", "--schedule", "var/celerybeat-schedule"],
+        )
+        # --noreload: the autoreloader would fork a second server we could not stop cleanly.
+        web = subprocess.Popen(
+            [python, "manage.py", "runserver", f"{host}:{port}", "--noreload"],
+        )
+        self.stdout.write(f"Serving http://{host}:{port}/ with a worker; Ctrl-C stops both.")
+        try:
+            while web.poll() is None and worker.poll() is None:
+                time.sleep(0.5)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            for proc in (web, worker):
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGTERM)
+            for proc in (web, worker):
+                try:
+                    proc.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    proc.kill()

@@ -1,0 +1,148 @@
+"""What a study is made of: instructions, candidate systems, their responses and the pairs."""
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+
+
+class Condition(models.TextChoices):
+    """Presentation conditions shared by crowd tasks and judge calls.
+
+    Humans and judges see the *same* condition ids, so "human bias vs judge
+    bias on the same pairs" is a join, not a project.
+    """
+
+    RANKING = "ranking", "Ranking (N answers, best first)"
+    PLAIN = "plain", "Plain pair"
+    ORDER = "order", "Order (pair shown twice, positions swapped)"
+    BANDWAGON = "bandwagon", "Bandwagon (X% of people prefer ...)"
+    ATTENTIONAL = "attentional", "Attentional (irrelevant sentence)"
+    COMPASSION = "compassion", "Compassion (real model names)"
+    FREQUENCY = "frequency", "Frequency (one system listed three times)"
+    SELECTIVE = "selective", "Selective (stated expectation)"
+
+
+def _completion_code() -> str:
+    return secrets.token_hex(4).upper()
+
+
+class Study(models.Model):
+    class Source(models.TextChoices):
+        MANUAL = "manual"
+        DEMO = "demo"
+        COBBLER = "cobbler"
+        MTBENCH = "mtbench"
+
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    source = models.CharField(max_length=16, choices=Source, default=Source.MANUAL)
+    # Crowd design: how many distinct workers answer each batch (3 in CoBBLEr).
+    overlap = models.PositiveSmallIntegerField(default=3)
+    bandwagon_percent = models.PositiveSmallIntegerField(default=85)
+    lease_minutes = models.PositiveIntegerField(default=90)
+    consent_text = models.TextField(blank=True)
+    instructions_text = models.TextField(blank=True)
+    # Outcome-specific completion codes, as Prolific expects.
+    code_completed = models.CharField(max_length=32, default=_completion_code)
+    code_failed_qualification = models.CharField(max_length=32, default=_completion_code)
+    code_timed_out = models.CharField(max_length=32, default=_completion_code)
+    prolific_redirect = models.BooleanField(default=True)
+    is_public_demo = models.BooleanField(default=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="studies"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "studies"
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Instruction(models.Model):
+    study = models.ForeignKey(Study, models.CASCADE, related_name="instructions")
+    # Position in the study's source (the CoBBLEr eval-set index 0-49).
+    index = models.PositiveIntegerField()
+    # Id in the source dataset (MT-Bench question_id), if it has one.
+    external_id = models.CharField(max_length=64, blank=True)
+    turn = models.PositiveSmallIntegerField(default=1)
+    kind = models.CharField(max_length=32, blank=True)  # strategyqa, eli5, mtbench, demo...
+    text = models.TextField()
+    reference = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ("study", "index")
+        constraints = [
+            models.UniqueConstraint(fields=["study", "index"], name="one_instruction_per_index"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug}#{self.index}"
+
+
+class Candidate(models.Model):
+    """A system (model) whose answers are judged; also what an evaluator may be 'self' to."""
+
+    study = models.ForeignKey(Study, models.CASCADE, related_name="candidates")
+    key = models.CharField(max_length=64)
+    name = models.CharField(max_length=200, blank=True)
+    # Canonical order (CoBBLEr's response-file key order); the first slot of a pair follows it.
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ("study", "position", "key")
+        constraints = [
+            models.UniqueConstraint(fields=["study", "key"], name="one_candidate_per_key"),
+        ]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class Response(models.Model):
+    instruction = models.ForeignKey(Instruction, models.CASCADE, related_name="responses")
+    candidate = models.ForeignKey(Candidate, models.CASCADE, related_name="responses")
+    # The judged answer (for multi-turn data: the answer of the judged turn).
+    text = models.TextField(blank=True)
+    # The whole conversation, for length scope "conversation" (MT-Bench); null otherwise.
+    conversation = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["instruction", "candidate"], name="one_response_per_candidate"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.candidate.key} on {self.instruction}"
+
+
+class Pair(models.Model):
+    """An unordered pair of responses to one instruction.
+
+    Stored canonically: ``response_a`` belongs to the candidate earlier in the
+    study's candidate order. Which one is *shown* first is a property of a task
+    or judgment, never of the pair.
+    """
+
+    instruction = models.ForeignKey(Instruction, models.CASCADE, related_name="pairs")
+    response_a = models.ForeignKey(Response, models.CASCADE, related_name="+")
+    response_b = models.ForeignKey(Response, models.CASCADE, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["instruction", "response_a", "response_b"], name="one_pair_per_responses"
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(response_a=models.F("response_b")), name="pair_of_two"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"pair {self.response_a_id}/{self.response_b_id}"

@@ -1,0 +1,6 @@
+from __future__ import annotations
+
+# Load the Celery app whenever Django starts, so shared_task binds to it.
+from cobbler_site.celery import app as celery_app
+
+__all__ = ("celery_app",)

@@ -1,0 +1,12 @@
+"""The REST API (machine clients: study setup, exports, job control), under /api/."""
+from __future__ import annotations
+
+from django.urls import include, path
+from rest_framework.authtoken.views import obtain_auth_token
+
+urlpatterns = [
+    path("token/", obtain_auth_token, name="api-token"),
+    path("", include("annotations.api_urls")),
+    path("", include("judging.api_urls")),
+    path("", include("analysis.api_urls")),
+]

@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+from django.contrib import admin
+
+from judging.models import AggregateJudgment, Judge, JudgeJob, Judgment
+
+
+@admin.register(Judge)
+class JudgeAdmin(admin.ModelAdmin):
+    list_display = ("name", "kind", "baseline", "model", "base_url")
+    # The encrypted key never appears in a page, not even the admin.
+    exclude = ("api_key_encrypted",)
+
+
+@admin.register(JudgeJob)
+class JudgeJobAdmin(admin.ModelAdmin):
+    list_display = ("pk", "study", "judge", "status", "done", "failed", "invalid", "cost_usd")
+    list_filter = ("status", "judge")
+
+
+@admin.register(Judgment)
+class JudgmentAdmin(admin.ModelAdmin):
+    list_display = ("job", "pair", "condition", "presentation", "choice", "valid", "status")
+    list_filter = ("condition", "valid", "status")
+    raw_id_fields = ("job", "pair", "slot1_response", "chosen_response")
+
+
+@admin.register(AggregateJudgment)
+class AggregateJudgmentAdmin(admin.ModelAdmin):
+    list_display = ("judge", "run", "collection", "instruction", "candidate", "wins")
+    list_filter = ("run", "collection", "judge")
+    raw_id_fields = ("instruction", "candidate")

@@ -1,0 +1,131 @@
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import models
+
+from annotations.models import Candidate, Condition, Instruction, Pair, Response, Study
+from judging.models.judges import Judge
+
+
+class JudgeJob(models.Model):
+    """study x judge x conditions x pair set, fanned out through Celery."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        PAUSED = "paused"
+        CANCELLED = "cancelled"
+        COMPLETED = "completed"
+        BUDGET_EXHAUSTED = "budget_exhausted"
+        FAILED = "failed"
+
+    class PairSet(models.TextChoices):
+        ALL = "all", "All pairs per instruction (as in the paper)"
+        HUMAN = "human", "Exactly the pairs the humans saw"
+
+    study = models.ForeignKey(Study, models.CASCADE, related_name="judge_jobs")
+    judge = models.ForeignKey(Judge, models.PROTECT, related_name="jobs")
+    conditions = models.JSONField(default=list)
+    pair_set = models.CharField(max_length=8, choices=PairSet, default=PairSet.ALL)
+    prompt_version = models.CharField(max_length=32, blank=True)
+    parser = models.CharField(max_length=16, default="robust")  # robust | paper
+    bandwagon_percent = models.PositiveSmallIntegerField(default=85)
+    seed = models.BigIntegerField(default=0)
+    status = models.CharField(max_length=20, choices=Status, default=Status.QUEUED)
+    budget_usd = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
+    # Counters are updated with F() expressions by many worker processes at once.
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    invalid = models.PositiveIntegerField(default=0)
+    tokens_in = models.PositiveBigIntegerField(default=0)
+    tokens_out = models.PositiveBigIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=14, decimal_places=6, default=Decimal("0"))
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"job {self.pk}: {self.judge} on {self.study}"
+
+
+class Judgment(models.Model):
+    """One judge call: a pair, under a condition, in one presentation."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        DONE = "done"
+        FAILED = "failed"
+
+    job = models.ForeignKey(JudgeJob, models.CASCADE, related_name="judgments")
+    pair = models.ForeignKey(Pair, models.CASCADE, related_name="judgments")
+    condition = models.CharField(max_length=16, choices=Condition)
+    # 1 = the prompt that feeds rankings, 2 = its switched twin (CoBBLEr's "validation").
+    presentation = models.PositiveSmallIntegerField()
+    # The response shown in the first slot ("System Star").
+    slot1_response = models.ForeignKey(Response, models.CASCADE, related_name="+")
+    # Condition details: cue slot, percent, distractor sentence, frequency layout...
+    cue = models.JSONField(default=dict, blank=True)
+    prompt_hash = models.CharField(max_length=64, blank=True)
+    raw_text = models.TextField(blank=True)
+    # The slot chosen: "first" / "second" ("" when invalid or not yet judged).
+    choice = models.CharField(max_length=8, blank=True)
+    chosen_response = models.ForeignKey(
+        Response, models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    valid = models.BooleanField(default=False)
+    status = models.CharField(max_length=8, choices=Status, default=Status.PENDING)
+    cached = models.BooleanField(default=False)
+    tokens_in = models.PositiveIntegerField(default=0)
+    tokens_out = models.PositiveIntegerField(default=0)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=Decimal("0"))
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["job", "pair", "condition", "presentation"], name="one_judgment_per_call"
+            ),
+        ]
+        indexes = [models.Index(fields=["job", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.job_id}/{self.pair_id}/{self.condition}/{self.presentation}"
+
+
+class AggregateJudgment(models.Model):
+    """Imported per-instruction win counts (CoBBLEr published no per-pair logs).
+
+    ``wins`` = pairs the candidate won in prompt 1 of ``run``. Kept apart from
+    Judgment so nobody mistakes them for single calls.
+    """
+
+    judge = models.ForeignKey(Judge, models.CASCADE, related_name="aggregates")
+    study = models.ForeignKey(Study, models.CASCADE, related_name="aggregate_judgments")
+    run = models.CharField(max_length=16)  # order, compassion, bandwagon, distraction, ...
+    # v1 = model_annotations/, acl = model_annotations/new/, bias = model_bias/<run>/
+    collection = models.CharField(max_length=8)
+    instruction = models.ForeignKey(Instruction, models.CASCADE, related_name="+")
+    candidate = models.ForeignKey(Candidate, models.CASCADE, related_name="+")
+    wins = models.PositiveIntegerField()
+    source_file = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["judge", "study", "run", "collection", "instruction", "candidate"],
+                name="one_aggregate_per_cell",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.judge}/{self.run}/{self.collection}/{self.instruction_id}/{self.candidate}"

@@ -1,0 +1,6 @@
+from __future__ import annotations
+
+from django.urls import path
+
+app_name = "judging"
+urlpatterns: list = []
