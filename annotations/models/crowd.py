@@ -174,7 +174,8 @@ class Submission(models.Model):
     ranking = models.JSONField(null=True, blank=True)
     # Ranking tasks: how many answers sat above the "acceptable" bar (null: no bar).
     bar_position = models.PositiveSmallIntegerField(null=True, blank=True)
-    # Pairwise tasks: the slot chosen ("A" or "B") and the response behind it.
+    # Pairwise tasks: the slot chosen ("A", "B", or "T" for a tie where the source allows
+    # one, as MT-Bench votes do) and the response behind it (null for a tie).
     choice = models.CharField(max_length=1, blank=True)
     chosen_response = models.ForeignKey(
         Response, models.CASCADE, null=True, blank=True, related_name="+"

@@ -56,7 +56,20 @@ class JudgeJob(models.Model):
 
 
 class Judgment(models.Model):
-    """One judge call: a pair, under a condition, in one presentation."""
+    """One judge call: a pair, under a condition, in one presentation.
+
+    Semantics shared by the judging and analysis apps (cobbler-method.md 3.2-3.8):
+    - ``presentation`` 1 is the prompt that feeds rankings, 2 its switched twin.
+    - order / compassion / frequency: presentation 1 puts ``pair.response_a`` (the
+      candidate earlier in the study's order, "m1") in the first slot; presentation 2
+      swaps the responses and keeps the slot labels.
+    - bandwagon / attentional / selective: one seeded random arrangement, the same in
+      both presentations; presentation 1 cues the first slot, 2 the second
+      (``cue = {"cue_slot": "first"|"second", "percent": 85}`` or ``{..., "distractor": s}``).
+    - plain: presentation 1 only, with a seeded random arrangement.
+    - ``choice`` is the *slot* chosen ("first" = System Star, "second" = System Square),
+      ``chosen_response`` the response behind it; both empty when ``valid`` is False.
+    """
 
     class Status(models.TextChoices):
         PENDING = "pending"

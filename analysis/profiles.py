@@ -1,0 +1,72 @@
+"""Definition choices as configuration (design.md, "Profiles").
+
+Every number in a report is computed under one profile, and the report prints
+every choice in it, so a reader knows exactly which definition produced it.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    rbo_variant: str  # "ext" (Webber's extrapolated) or "trunc" (CoBBLEr's truncated prefix sum)
+    rbo_p: float
+    tie_break: str  # "alpha" (T1: -wins, then name A-Z) | "canonical" (T2: stable, key order) | "tie-aware"
+    denominator: str  # "all" (every comparison, as the authors) | "valid" (valid answers only)
+    compassion: str  # "paper" (as coded: m1 named twice) | "positional" (same slot twice)
+    length_unit: str  # "chars" | "words" | "tokens"
+    pair_join: str  # "unordered" | "ordered"
+    length_scope: str  # "judged-turn" | "conversation"
+    human_length_unit: str  # unit for human salience (paper: regex word tokens)
+
+    def choices(self) -> dict[str, object]:
+        return asdict(self)
+
+
+PROFILES: dict[str, Profile] = {
+    "default": Profile(
+        name="default",
+        rbo_variant="ext",
+        rbo_p=0.8,
+        tie_break="tie-aware",
+        denominator="valid",
+        compassion="positional",
+        length_unit="chars",
+        pair_join="unordered",
+        length_scope="judged-turn",
+        human_length_unit="chars",
+    ),
+    "cobbler-paper": Profile(
+        name="cobbler-paper",
+        rbo_variant="trunc",
+        rbo_p=0.8,
+        tie_break="canonical",
+        denominator="all",
+        compassion="paper",
+        length_unit="chars",
+        pair_join="unordered",
+        length_scope="judged-turn",
+        human_length_unit="tokens",
+    ),
+    "mtbench-post": Profile(
+        name="mtbench-post",
+        rbo_variant="ext",
+        rbo_p=0.8,
+        tie_break="tie-aware",
+        denominator="valid",
+        compassion="positional",
+        length_unit="chars",
+        pair_join="ordered",
+        length_scope="conversation",
+        human_length_unit="chars",
+    ),
+}
+
+
+def get_profile(name: str) -> Profile:
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise ValueError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}") from None

@@ -1,0 +1,41 @@
+"""The report contract (design.md, schema ``cobbler-report/1``), assembled from its sections.
+
+Each section module owns one part of the JSON and returns data computed from the
+database; a section with no data returns empty lists, never made-up values.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.utils import timezone
+
+from analysis.profiles import get_profile
+from annotations.models import Study
+
+SCHEMA = "cobbler-report/1"
+Progress = Callable[[str, float], None]
+
+
+def build_report(*, study: Study, profile: str, progress: Progress | None = None) -> dict:
+    """The whole report as a JSON-ready dict. Pure read: safe to call from a task or a command."""
+    from analysis.sections import agreement, bias, length_control, paper
+
+    chosen = get_profile(profile)
+    step = progress or (lambda _label, _fraction: None)
+    report: dict = {
+        "schema": SCHEMA,
+        "study": study.slug,
+        "profile": chosen.name,
+        "profile_choices": chosen.choices(),
+        "generated_at": timezone.now().isoformat(),
+    }
+    step("bias", 0.0)
+    report["bias"] = bias.build(study=study, profile=chosen)
+    step("agreement", 0.3)
+    report["agreement"] = agreement.build(study=study, profile=chosen)
+    step("length control", 0.6)
+    report["length_control"] = length_control.build(study=study, profile=chosen)
+    step("paper", 0.8)
+    report["paper"] = paper.build(study=study, profile=chosen) if chosen.name == "cobbler-paper" else {}
+    step("done", 1.0)
+    return report
