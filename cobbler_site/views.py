@@ -4,6 +4,11 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from annotations.models import Study
 
@@ -22,3 +27,15 @@ def healthz(request: HttpRequest) -> HttpResponse:
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
     return JsonResponse({"status": "ok"})
+
+
+class WhoAmIApi(APIView):
+    """Lets an API client check its token before it starts real work."""
+
+    @extend_schema(
+        responses=inline_serializer(
+            "WhoAmI", {"username": serializers.CharField(), "is_staff": serializers.BooleanField()}
+        )
+    )
+    def get(self, request: Request) -> Response:
+        return Response({"username": request.user.get_username(), "is_staff": request.user.is_staff})
