@@ -20,6 +20,10 @@ class Profile:
     pair_join: str  # "unordered" | "ordered"
     length_scope: str  # "judged-turn" | "conversation"
     human_length_unit: str  # unit for human salience (paper: regex word tokens)
+    # Added by the bias metrics (defaults keep older constructors valid):
+    human_average: str = "pooled"  # "pooled" (hits / pairs) | "per-rater" (mean of rater rates, 3.14)
+    egocentric: str = "consistent"  # "paper" (prompt 2 not the same slot, 3.4) | "consistent" (own twice)
+    correction: str = "holm"  # multiple comparisons across the bias table: "holm" | "bh"
 
     def choices(self) -> dict[str, object]:
         return asdict(self)
@@ -49,6 +53,8 @@ PROFILES: dict[str, Profile] = {
         pair_join="unordered",
         length_scope="judged-turn",
         human_length_unit="tokens",
+        human_average="per-rater",
+        egocentric="paper",
     ),
     "mtbench-post": Profile(
         name="mtbench-post",

@@ -1,15 +1,108 @@
+"""Researcher pages: the studies dashboard and the report page (htmx, polling the worker's progress)."""
 from __future__ import annotations
 
-from django.contrib.admin.views.decorators import staff_member_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from collections import defaultdict
 
-from annotations.models import Study
+from django.contrib.admin.views.decorators import staff_member_required
+from django.db.models import Count, Q
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from analysis.exporters import FORMATS, export, report_context
+from analysis.models import ReportRun
+from analysis.profiles import PROFILES
+from analysis.services import start_report_run
+from annotations.models import Assignment, Study, Submission
+from judging.models import JudgeJob
+
+# Only a poll (the element that polls has this id) is told to stop with 286.
+POLLER_ID = "report-body"
+
+
+def _get_study(slug: str) -> Study:
+    return get_object_or_404(Study, slug=slug)
+
+
+def _profile(request: HttpRequest) -> str:
+    profile = (request.POST if request.method == "POST" else request.GET).get("profile", "default")
+    if profile not in PROFILES:
+        raise Http404("unknown profile")
+    return profile
 
 
 @staff_member_required
 @require_GET
 def dashboard(request: HttpRequest) -> HttpResponse:
-    studies = Study.objects.order_by("-created_at")
-    return render(request, "analysis/dashboard.html", {"studies": studies})
+    studies = list(Study.objects.order_by("-created_at"))
+    progress: dict[int, list] = defaultdict(list)
+    approved = Q(assignment__review=Assignment.Review.APPROVED)
+    for row in (
+        Submission.objects.values("task__batch__study_id", "task__condition")
+        .annotate(total=Count("id"), approved=Count("id", filter=approved))
+        .order_by("task__condition")
+    ):
+        progress[row["task__batch__study_id"]].append(row)
+    jobs: dict[int, list] = defaultdict(list)
+    for job in JudgeJob.objects.select_related("judge").order_by("-created_at")[:500]:
+        jobs[job.study_id].append(job)
+    last_run: dict[int, dict] = {}
+    # .values() keeps the big result/figures JSON out of this query.
+    for run in ReportRun.objects.order_by("-created_at").values("id", "study_id", "profile", "status", "created_at"):
+        last_run.setdefault(run["study_id"], run)
+    rows = [{"study": s, "progress": progress[s.pk], "jobs": jobs[s.pk][:5], "run": last_run.get(s.pk)} for s in studies]
+    return render(request, "analysis/dashboard.html", {"rows": rows})
+
+
+def _report_page(request: HttpRequest, study: Study, profile: str, status: int = 200) -> HttpResponse:
+    active = ReportRun.objects.active().filter(study=study, profile=profile).first()
+    run = ReportRun.objects.latest_done(study=study, profile=profile)
+    failed = ReportRun.objects.filter(study=study, profile=profile).order_by("-created_at").first()
+    context = {
+        "study": study,
+        "profile": profile,
+        "profiles": list(PROFILES),
+        "formats": list(FORMATS),
+        "active": active,
+        "run": run,
+        "failed": failed if failed is not None and failed.status == ReportRun.Status.FAILED else None,
+        **(report_context(run.result, run.figures) if run else {}),
+    }
+    template = "analysis/report.html"
+    if request.htmx:
+        template += "#report-body"
+        if active is None and request.htmx.trigger == POLLER_ID:
+            status = 286  # htmx: swap this last fragment, then stop polling
+    return render(request, template, context, status=status)
+
+
+@staff_member_required
+@require_http_methods(["GET", "POST"])
+def report(request: HttpRequest, slug: str) -> HttpResponse:
+    study = _get_study(slug)
+    profile = _profile(request)
+    if request.method == "POST":
+        start_report_run(study=study, profile=profile, user=request.user)
+        if not request.htmx:
+            return redirect(f"{reverse('analysis:report', args=[slug])}?profile={profile}")
+    return _report_page(request, study, profile)
+
+
+@staff_member_required
+@require_GET
+def report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
+    study = _get_study(slug)
+    profile = _profile(request)
+    if fmt not in FORMATS:
+        raise Http404("unknown format")
+    run = ReportRun.objects.latest_done(study=study, profile=profile)
+    if run is None:
+        raise Http404("no finished report for this profile yet")
+    # Rendering a stored report is cheap (the figures were drawn by the worker).
+    content_type, extension = FORMATS[fmt]
+    response = HttpResponse(export(run.result, fmt, figures=run.figures), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-{profile}.{extension}"'
+    return response
+
+

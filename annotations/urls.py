@@ -2,5 +2,22 @@ from __future__ import annotations
 
 from django.urls import path
 
+from annotations.views import researcher, worker
+
 app_name = "annotations"
-urlpatterns: list = []
+urlpatterns = [
+    # Crowd workers (no account; the signed cookie says who they are).
+    path("s/<slug:slug>/start", worker.start, name="start"),
+    path("s/<slug:slug>/consent", worker.consent, name="consent"),
+    path("s/<slug:slug>/instructions", worker.instructions, name="instructions"),
+    path("s/<slug:slug>/qualify", worker.qualify, name="qualify"),
+    path("s/<slug:slug>/work", worker.work, name="work"),
+    path("s/<slug:slug>/a/<int:assignment_id>/<int:position>", worker.task, name="task"),
+    path("s/<slug:slug>/done", worker.done, name="done"),
+    # Researchers (staff).
+    path("crowd/studies/", researcher.studies, name="studies"),
+    path("crowd/studies/<slug:slug>/", researcher.study, name="study"),
+    path("crowd/studies/<slug:slug>/generate", researcher.generate, name="generate"),
+    path("crowd/studies/<slug:slug>/review/<int:assignment_id>", researcher.review, name="review"),
+    path("crowd/studies/<slug:slug>/export.<str:fmt>", researcher.export, name="export"),
+]

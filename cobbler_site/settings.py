@@ -221,7 +221,8 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     # httpx logs every request line; keep it quiet so nothing sensitive ends up in logs.
-    "loggers": {"httpx": {"level": "WARNING"}, "openai": {"level": "WARNING"}},
+    "loggers": {"httpx": {"level": "WARNING"}, "httpx2": {"level": "WARNING"},
+                "openai": {"level": "WARNING"}},
 }
 
 # Crowd-work defaults (each study can override).
@@ -230,4 +231,15 @@ ASSIGNMENT_LEASE_MINUTES = env_int("ASSIGNMENT_LEASE_MINUTES", 90)
 CELERY_BEAT_SCHEDULE = {
     # Leases are also checked when a worker asks for work; this catches quiet periods.
     "expire-stale-leases": {"task": "annotations.tasks.expire_stale_leases", "schedule": 60.0},
+    # Re-enqueues judge work lost with a killed worker (see judging.services.requeue_stale_work).
+    "sweep-stale-judge-work": {"task": "judging.tasks.sweep_stale_judge_work", "schedule": 60.0},
 }
+
+# Judge jobs (judging/). The simulator mounted in this site serves the demo judge.
+SIMULATOR_BASE_URL = env_str("SIMULATOR_BASE_URL", "http://127.0.0.1:8000/sim/v1")
+JUDGING_CHUNK_SIZE = env_int("JUDGING_CHUNK_SIZE", 50)  # judgments per Celery message
+JUDGING_LEASE_SECONDS = env_int("JUDGING_LEASE_SECONDS", 120)  # claim lease, renewed at 1/3
+JUDGING_STALE_SECONDS = env_int("JUDGING_STALE_SECONDS", 180)  # sweeper: silent job threshold
+JUDGING_MAX_ATTEMPTS = env_int("JUDGING_MAX_ATTEMPTS", 6)  # per call, transient errors only
+JUDGING_BACKOFF_BASE = float(env_int("JUDGING_BACKOFF_BASE_MS", 1000)) / 1000
+JUDGING_BACKOFF_CAP = float(env_int("JUDGING_BACKOFF_CAP_MS", 60000)) / 1000

@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db import models
 
-from judging.models import AggregateJudgment, Judge, JudgeJob, Judgment
+from judging.models import AggregateJudgment, CachedCompletion, Judge, JudgeJob, Judgment
 
 
 @admin.register(Judge)
@@ -10,6 +11,7 @@ class JudgeAdmin(admin.ModelAdmin):
     list_display = ("name", "kind", "baseline", "model", "base_url")
     # The encrypted key never appears in a page, not even the admin.
     exclude = ("api_key_encrypted",)
+    formfield_overrides = {models.URLField: {"assume_scheme": "http"}}  # local endpoints are http
 
 
 @admin.register(JudgeJob)
@@ -30,3 +32,8 @@ class AggregateJudgmentAdmin(admin.ModelAdmin):
     list_display = ("judge", "run", "collection", "instruction", "candidate", "wins")
     list_filter = ("run", "collection", "judge")
     raw_id_fields = ("instruction", "candidate")
+
+
+@admin.register(CachedCompletion)
+class CachedCompletionAdmin(admin.ModelAdmin):
+    list_display = ("key", "tokens_in", "tokens_out", "created_at")

@@ -1,3 +1,20 @@
 from __future__ import annotations
 
-urlpatterns: list = []
+from django.urls import path
+from rest_framework.routers import SimpleRouter
+
+from judging import api
+
+router = SimpleRouter()
+router.register("judges", api.JudgeViewSet, basename="judge")
+router.register("judge-jobs", api.JudgeJobViewSet, basename="judge-job")
+
+urlpatterns = [
+    path("judge-jobs/start/", api.JudgeJobStartApi.as_view(), name="judge-job-start"),
+    *[
+        path(f"judge-jobs/<int:pk>/{name}/", api.JudgeJobActionApi.as_view(action_name=name),
+             name=f"judge-job-{name}")
+        for name in ("pause", "resume", "cancel")
+    ],
+    *router.urls,
+]

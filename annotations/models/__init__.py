@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from annotations.models.content import Candidate, Condition, Instruction, Pair, Response, Study
-from annotations.models.crowd import Assignment, Batch, Participant, Submission, Task
+from annotations.models.crowd import Assignment, Batch, LeaseLost, Participant, Submission, Task
+from annotations.models.qualification import QualificationItem
 
 __all__ = (
     "Assignment",
@@ -10,8 +11,10 @@ __all__ = (
     "Candidate",
     "Condition",
     "Instruction",
+    "LeaseLost",
     "Pair",
     "Participant",
+    "QualificationItem",
     "Response",
     "Study",
     "Submission",

@@ -50,6 +50,8 @@ class Study(models.Model):
     code_failed_qualification = models.CharField(max_length=32, default=_completion_code)
     code_timed_out = models.CharField(max_length=32, default=_completion_code)
     prolific_redirect = models.BooleanField(default=True)
+    # Prolific allows two attempts at a comprehension check; the original study allowed retries.
+    qualification_attempts_allowed = models.PositiveSmallIntegerField(default=2)
     is_public_demo = models.BooleanField(default=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="studies"

@@ -1,10 +1,20 @@
 """The human side: batches of tasks, pseudonymous participants, leases and submissions."""
 from __future__ import annotations
 
-from django.db import models
+from typing import TYPE_CHECKING
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 
 from annotations.models.content import Condition, Instruction, Pair, Response, Study
+
+if TYPE_CHECKING:
+    from annotations.answers import Answer
+
+
+class LeaseLost(Exception):
+    """The assignment is no longer the worker's to answer (expired, returned or done)."""
 
 
 class Batch(models.Model):
@@ -80,6 +90,24 @@ class Task(models.Model):
         a, b = self.pair.response_a, self.pair.response_b
         return (a, b) if self.presentation == self.Presentation.AB else (b, a)
 
+    def slot_response_ids(self) -> tuple[int, int]:
+        """Like slot_responses(), without loading the responses."""
+        assert self.pair is not None
+        a, b = self.pair.response_a_id, self.pair.response_b_id
+        return (a, b) if self.presentation == self.Presentation.AB else (b, a)
+
+    def expected_response_ids(self) -> list[int]:
+        """The ids a complete answer must cover: the ranked set, or the two slots."""
+        if self.kind == self.Kind.PAIRWISE:
+            return list(self.slot_response_ids())
+        if self.response_ids:
+            return [int(pk) for pk in self.response_ids]
+        return list(
+            Response.objects.filter(instruction_id=self.instruction_id)
+            .order_by("candidate__position", "pk")
+            .values_list("pk", flat=True)
+        )
+
 
 class Participant(models.Model):
     """A crowd worker, known only by a keyed hash of the platform's id."""
@@ -96,6 +124,7 @@ class Participant(models.Model):
     label = models.CharField(max_length=64, blank=True)
     qualified = models.BooleanField(default=False)
     qualification_attempts = models.PositiveSmallIntegerField(default=0)
+    consented_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -110,6 +139,17 @@ class Participant(models.Model):
 
 
 class AssignmentQuerySet(models.QuerySet):
+    def live(self) -> AssignmentQuerySet:
+        """Assignments that hold one of a batch's K places.
+
+        Active leases and submitted work count; expired, returned and rejected
+        work gives its place back (CoBBLEr replaced rejected raters until every
+        batch had 3 valid ones).
+        """
+        return self.filter(
+            status__in=(Assignment.Status.ACTIVE, Assignment.Status.SUBMITTED)
+        ).exclude(review=Assignment.Review.REJECTED)
+
     def expire_stale(self) -> int:
         """Return abandoned leases to the pool; returns how many expired.
 
@@ -160,6 +200,76 @@ class Assignment(models.Model):
     def __str__(self) -> str:
         return f"{self.participant} on {self.batch}"
 
+    def expire_if_stale(self) -> bool:
+        """Expire this lease if its time ran out; True if it is (now) expired."""
+        if self.status == self.Status.ACTIVE and self.leased_until and self.leased_until < timezone.now():
+            Assignment.objects.filter(pk=self.pk).expire_stale()
+            self.refresh_from_db(fields=["status"])
+        return self.status == self.Status.EXPIRED
+
+    def record_answer(
+        self, *, task: Task, answer: Answer, idempotency_key: str, server_ms: int, client_ms: int | None
+    ) -> Submission:
+        """Store the answer to one task of this assignment and return the stored row.
+
+        Idempotent: the (assignment, task) unique constraint is the claim, so a double
+        click, a retried POST or a second tab stores one row; the later calls get the
+        first row back (first answer wins). Raises LeaseLost if the lease expired or the
+        assignment is closed, ValidationError if the task is not in this batch.
+        """
+        if task.batch_id != self.batch_id:
+            raise ValidationError("This task is not part of your assignment.")
+        existing = Submission.objects.filter(assignment=self, task=task).first()
+        if existing is not None:
+            return existing
+        if self.expire_if_stale() or self.status != self.Status.ACTIVE:
+            raise LeaseLost(self.status)
+        # The client's clock can be paused or forged; the server's span bounds it.
+        shown_ms = server_ms if client_ms is None else max(0, min(client_ms, server_ms))
+        try:
+            with transaction.atomic():
+                submission = Submission.objects.create(
+                    assignment=self,
+                    task=task,
+                    ranking=answer.ranking,
+                    bar_position=answer.bar_position,
+                    choice=answer.choice,
+                    chosen_response_id=answer.chosen_response_id,
+                    display_order=answer.display_order,
+                    time_on_task_ms=shown_ms,
+                    server_time_ms=server_ms,
+                    idempotency_key=idempotency_key,
+                )
+        except IntegrityError:
+            # A concurrent request (second tab, retried POST) stored it first.
+            return Submission.objects.get(assignment=self, task=task)
+        self.finish_if_complete()
+        return submission
+
+    def finish_if_complete(self) -> bool:
+        """Close the assignment once every task has an answer. Idempotent."""
+        if self.submissions.count() < self.batch.tasks.count():
+            return False
+        finished = timezone.now()
+        # Conditional UPDATE: an expiry racing with the last answer wins or loses cleanly.
+        closed = Assignment.objects.filter(pk=self.pk, status=self.Status.ACTIVE).update(
+            status=self.Status.SUBMITTED,
+            submitted_at=finished,
+            work_seconds=int((finished - self.started_at).total_seconds()),
+        )
+        self.refresh_from_db(fields=["status", "submitted_at", "work_seconds"])
+        return bool(closed)
+
+    def review_as(self, *, decision: str, note: str = "") -> None:
+        """Approve or reject submitted work. Idempotent; a rejection frees the batch place."""
+        if decision not in (self.Review.APPROVED, self.Review.REJECTED):
+            raise ValidationError("Decision must be 'approved' or 'rejected'.")
+        if self.status != self.Status.SUBMITTED:
+            raise ValidationError("Only submitted work can be reviewed.")
+        self.review = decision
+        self.review_note = note[:300]
+        self.save(update_fields=["review", "review_note"])
+
 
 class Submission(models.Model):
     """One answered task. Unique per (assignment, task): a retry can never store two."""
@@ -183,6 +293,9 @@ class Submission(models.Model):
     # Response ids in the order they were displayed (randomised per participant and task).
     display_order = models.JSONField(default=list, blank=True)
     time_on_task_ms = models.PositiveIntegerField(null=True, blank=True)
+    # Milliseconds between the server rendering the task and receiving the answer; the
+    # client's own measure (time_on_task_ms) is clamped to it so it cannot be inflated.
+    server_time_ms = models.PositiveIntegerField(null=True, blank=True)
     idempotency_key = models.CharField(max_length=64, unique=True)
     source = models.CharField(max_length=8, choices=Source, default=Source.WEB)
     created_at = models.DateTimeField(auto_now_add=True)

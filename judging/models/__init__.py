@@ -1,7 +1,8 @@
 """Machine judges, their jobs and every single judgment they produced."""
 from __future__ import annotations
 
-from judging.models.judges import Judge
+from judging.models.cache import CachedCompletion
 from judging.models.jobs import AggregateJudgment, JudgeJob, Judgment
+from judging.models.judges import Judge
 
-__all__ = ("AggregateJudgment", "Judge", "JudgeJob", "Judgment")
+__all__ = ("AggregateJudgment", "CachedCompletion", "Judge", "JudgeJob", "Judgment")

@@ -4,6 +4,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from annotations.models import Candidate, Condition, Instruction, Pair, Response, Study
 from judging.models.judges import Judge
@@ -43,7 +44,11 @@ class JudgeJob(models.Model):
     tokens_in = models.PositiveBigIntegerField(default=0)
     tokens_out = models.PositiveBigIntegerField(default=0)
     cost_usd = models.DecimalField(max_digits=14, decimal_places=6, default=Decimal("0"))
+    cached = models.PositiveIntegerField(default=0)  # judgments answered from the cache
+    calls = models.PositiveIntegerField(default=0)  # HTTP requests sent, retries included
     error = models.TextField(blank=True)
+    # Last time a worker stored results; the sweeper re-enqueues work of silent jobs.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -51,8 +56,63 @@ class JudgeJob(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
+    ACTIVE = (Status.QUEUED, Status.RUNNING)
+    FINISHED = (Status.COMPLETED, Status.CANCELLED, Status.BUDGET_EXHAUSTED, Status.FAILED)
+
     def __str__(self) -> str:
         return f"job {self.pk}: {self.judge} on {self.study}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in self.FINISHED
+
+    def transition(self, from_states: tuple[str, ...], to: str, **extra: object) -> bool:
+        # Conditional UPDATE: of a pause and a completion racing, exactly one wins.
+        changed = JudgeJob.objects.filter(pk=self.pk, status__in=from_states).update(
+            status=to, **extra
+        )
+        self.refresh_from_db()
+        return bool(changed)
+
+    def pause(self) -> bool:
+        """RUNNING/QUEUED -> PAUSED. Idempotent; in-flight calls finish and are stored."""
+        return self.transition(self.ACTIVE, self.Status.PAUSED)
+
+    def cancel(self) -> bool:
+        """Stop for good (resume is still allowed). Idempotent."""
+        return self.transition(
+            (*self.ACTIVE, self.Status.PAUSED), self.Status.CANCELLED, finished_at=timezone.now()
+        )
+
+    def mark_running(self) -> bool:
+        """PAUSED/CANCELLED/BUDGET_EXHAUSTED/FAILED/QUEUED -> RUNNING (the caller enqueues)."""
+        return self.transition(
+            (self.Status.QUEUED, self.Status.PAUSED, self.Status.CANCELLED,
+             self.Status.BUDGET_EXHAUSTED, self.Status.FAILED),
+            self.Status.RUNNING,
+            finished_at=None,
+            started_at=self.started_at or timezone.now(),
+            heartbeat_at=timezone.now(),
+        )
+
+    def budget_left(self) -> Decimal | None:
+        return None if self.budget_usd is None else self.budget_usd - self.cost_usd
+
+    def progress(self) -> dict[str, object]:
+        """Figures for the progress bar: counts, rate (calls/s) and ETA in seconds."""
+        finished = self.done + self.failed
+        percent = 100.0 * finished / self.total if self.total else 100.0
+        rate = eta = None
+        if self.started_at and finished:
+            end = self.finished_at or self.heartbeat_at or timezone.now()
+            elapsed = max((end - self.started_at).total_seconds(), 1e-3)
+            rate = finished / elapsed
+            if not self.is_finished and rate > 0:
+                eta = (self.total - finished) / rate
+        return {
+            "finished": finished, "percent": round(percent, 1), "rate": rate, "eta": eta,
+            "pending": self.total - finished,
+        }
 
 
 class Judgment(models.Model):
@@ -101,6 +161,10 @@ class Judgment(models.Model):
     cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=Decimal("0"))
     attempts = models.PositiveSmallIntegerField(default=0)
     error = models.TextField(blank=True)
+    # The claim of one chunk run: only the holder of the token may store the result,
+    # and only until the lease runs out (renewed while the holder is alive).
+    claim_token = models.CharField(max_length=32, blank=True, db_index=True)
+    claimed_until = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

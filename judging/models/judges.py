@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 from decimal import Decimal
 
 from django.db import models
+
+from judging import crypto
 
 
 class Judge(models.Model):
@@ -37,7 +42,45 @@ class Judge(models.Model):
     seed = models.BigIntegerField(default=0)
     # The candidate key that is this judge's own model (egocentric bias), if any.
     self_candidate_key = models.CharField(max_length=64, blank=True)
+    # Seconds the client waits for one call; retries are ours, never the SDK's.
+    request_timeout = models.FloatField(default=60.0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def has_api_key(self) -> bool:
+        return bool(self.api_key_encrypted or (self.api_key_env and os.environ.get(self.api_key_env)))
+
+    def set_api_key(self, raw: str) -> None:
+        """Store ``raw`` encrypted (empty clears it). Caller saves."""
+        self.api_key_encrypted = crypto.encrypt(raw) if raw else ""
+
+    def get_api_key(self) -> str:
+        """The key for the endpoint: the named env var wins over the stored one.
+
+        Never log or render the result. Returns "" when the endpoint needs none
+        (local servers such as the simulator, vLLM or Ollama).
+        """
+        if self.api_key_env and os.environ.get(self.api_key_env):
+            return os.environ[self.api_key_env]
+        if self.api_key_encrypted:
+            return crypto.decrypt(self.api_key_encrypted)
+        return ""
+
+    def cache_identity(self) -> str:
+        """What makes two calls with the same messages interchangeable (Inspect's cache key)."""
+        ident = {
+            "kind": self.kind,
+            "baseline": self.baseline,
+            "base_url": self.base_url.rstrip("/"),
+            "model": self.model,
+            "generation": self.generation,
+        }
+        return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()
+
+    def price(self, tokens_in: int, tokens_out: int) -> Decimal:
+        return (
+            self.price_in_per_1k * tokens_in + self.price_out_per_1k * tokens_out
+        ) / Decimal(1000)

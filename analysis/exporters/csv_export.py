@@ -1,0 +1,33 @@
+"""CSV export: a zip of tidy tables (one file per table, a header row even when empty)."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import zipfile
+
+from analysis.exporters.tables import tidy_tables
+
+
+def _cell(value: object) -> object:
+    # repr() of a float round-trips exactly, so a reader gets the JSON's number back.
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, list | dict):
+        return json.dumps(value)
+    return value
+
+
+def to_csv_zip(report: dict) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for table in tidy_tables(report):
+            text = io.StringIO()
+            writer = csv.writer(text, lineterminator="\n")
+            writer.writerow(table.columns)
+            for row in table.rows:
+                writer.writerow([_cell(row[c]) for c in table.columns])
+            archive.writestr(f"{table.name}.csv", text.getvalue())
+    return buffer.getvalue()

@@ -1,0 +1,87 @@
+"""The report as tidy tables: one list of rows per CSV file, shared by the CSV and HTML exports,
+so the numbers in both come from one flattening of the JSON."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+LEADING = {
+    "bias": ["subject", "bias", "value", "n", "valid_rate", "random", "ci95_low", "ci95_high", "p_value"],
+    "agreement": ["kind", "metric", "a", "b", "value", "n", "ci95_low", "ci95_high"],
+    "length_control_summary": ["key", "value"],
+    "length_control_judge_vs_human": ["judge", "condition", "agreement", "n", "ci95_low", "ci95_high"],
+    "length_control_null_vs_human": ["condition", "agreement", "n", "ci95_low", "ci95_high"],
+    "length_control_null_vs_judge": ["judge", "condition", "agreement", "n", "ci95_low", "ci95_high"],
+    "length_control_strata": ["judge", "condition", "bin", "judge_agreement", "judge_n", "null_agreement", "null_n"],
+    "length_control_null_strata": ["condition", "bin", "null_agreement", "null_n", "null_ci95_low", "null_ci95_high"],
+    "length_control_strata_differences": ["judge", "condition", "subject", "a", "b", "difference", "ci95_low", "ci95_high"],
+    "paper": ["key", "value"],
+    "manifest": ["key", "value"],
+}
+LC_SCALARS = ("unit", "join", "scope", "interval", "difference_interval", "seed",
+              "verdict", "verdict_reason", "verdict_judge", "verdict_condition")
+
+
+@dataclass
+class Table:
+    name: str
+    columns: list[str]
+    rows: list[dict] = field(default_factory=list)
+
+
+def flat_row(row: dict) -> dict:
+    """Intervals [low, high] become two columns; nested dicts become dotted keys."""
+    out: dict = {}
+    for key, value in row.items():
+        if isinstance(value, list | tuple) and len(value) == 2 and all(_is_number(v) for v in value):
+            out[f"{key}_low"], out[f"{key}_high"] = value
+        elif isinstance(value, dict):
+            out.update({f"{key}.{k}": v for k, v in flat_row(value).items()})
+        else:
+            out[key] = value
+    return out
+
+
+def _is_number(v: object) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def flatten_mapping(mapping: dict, prefix: str = "") -> list[dict]:
+    rows = []
+    for key, value in mapping.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict):
+            rows.extend(flatten_mapping(value, path + "."))
+        else:
+            rows.append({"key": path, "value": value})
+    return rows
+
+
+def _table(name: str, rows: list[dict]) -> Table:
+    flat = [flat_row(r) for r in rows]
+    columns = list(LEADING[name])
+    for r in flat:
+        columns.extend(k for k in r if k not in columns)
+    # A null interval has no _low/_high keys; keep those cells empty, not missing.
+    return Table(name, columns, [{c: r.get(c) for c in columns} for r in flat])
+
+
+def tidy_tables(report: dict) -> list[Table]:
+    lc = report.get("length_control") or {}
+    null_rows = []
+    if lc:
+        null_rows = [{"condition": "(all)", **lc.get("null_vs_human", {})}, *lc.get("null_vs_human_by_condition", [])]
+    summary = [{"key": k, "value": lc[k]} for k in LC_SCALARS if k in lc]
+    summary += [{"key": f"counts.{k}", "value": v} for k, v in (lc.get("counts") or {}).items()]
+    return [
+        _table("bias", report.get("bias") or []),
+        _table("agreement", report.get("agreement") or []),
+        _table("length_control_summary", summary),
+        _table("length_control_judge_vs_human", lc.get("judge_vs_human", [])),
+        _table("length_control_null_vs_human", null_rows),
+        _table("length_control_null_vs_judge", lc.get("null_vs_judge", [])),
+        _table("length_control_strata", lc.get("strata", [])),
+        _table("length_control_null_strata", lc.get("null_strata", [])),
+        _table("length_control_strata_differences", lc.get("strata_differences", [])),
+        _table("paper", flatten_mapping(report.get("paper") or {})),
+        _table("manifest", flatten_mapping(report.get("manifest") or {})),
+    ]

@@ -1,0 +1,18 @@
+"""Length-controlled agreement: pure functions over DataFrames (length-control.md)."""
+from __future__ import annotations
+
+from analysis.length.core import BINS, VERDICT_COLUMNS, VOTE_COLUMNS, decide_verdict, relative_difference
+from analysis.length.stats import wilson
+from analysis.length.table import DEFAULT_RESAMPLES, DEFAULT_SEED, length_control_table
+
+__all__ = [
+    "BINS",
+    "DEFAULT_RESAMPLES",
+    "DEFAULT_SEED",
+    "VERDICT_COLUMNS",
+    "VOTE_COLUMNS",
+    "decide_verdict",
+    "length_control_table",
+    "relative_difference",
+    "wilson",
+]

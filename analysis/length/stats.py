@@ -1,0 +1,70 @@
+"""Intervals used by length control: Wilson for single agreements, a cluster
+bootstrap over questions for differences between strata (length-control.md, Uncertainty)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+Z95 = 1.959963984540054
+
+
+def wilson(successes: int, n: int, z: float = Z95) -> list[float] | None:
+    """95% Wilson score interval, or None when there is nothing to estimate."""
+    if n <= 0:
+        return None
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    # Clamp float noise: the interval of 0/n must start at exactly 0.
+    return [max(0.0, centre - half), min(1.0, centre + half)]
+
+
+def rate(successes: int, n: int) -> dict:
+    """Agreement, n and Wilson interval as one dict; agreement is None when n == 0."""
+    return {
+        "agreement": (successes / n) if n else None,
+        "n": int(n),
+        "ci95": wilson(successes, n),
+    }
+
+
+def bootstrap_difference(
+    scored: pd.DataFrame, *, first: str, second: str, seed: int, resamples: int
+) -> list[float] | None:
+    """Percentile 95% interval of agreement(first) - agreement(second), resampling questions.
+
+    ``scored`` has one row per scored item with columns ``unit`` (the question, the
+    resampling cluster), ``bin`` and ``agree`` (bool). Questions, not items, are
+    resampled because votes on one question are not independent.
+    """
+    part = scored[scored["bin"].isin([first, second])]
+    if part.empty:
+        return None
+    units = pd.Index(part["unit"].unique())
+    codes = units.get_indexer(part["unit"])
+    q = len(units)
+    sums = np.zeros((2, 2, q))  # [bin][agree-count, n][unit]
+    for b, name in enumerate((first, second)):
+        mask = (part["bin"] == name).to_numpy()
+        sums[b, 0] = np.bincount(codes[mask], weights=part["agree"].to_numpy()[mask].astype(float), minlength=q)
+        sums[b, 1] = np.bincount(codes[mask], minlength=q)
+    if sums[0, 1].sum() == 0 or sums[1, 1].sum() == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, q, size=(resamples, q))
+    # weights[r, u] = how often question u was drawn in resample r; one matrix product per bin.
+    weights = np.zeros((resamples, q))
+    np.add.at(weights, (np.repeat(np.arange(resamples), q), draws.ravel()), 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a = (weights @ sums[0, 0]) / (weights @ sums[0, 1])
+        b = (weights @ sums[1, 0]) / (weights @ sums[1, 1])
+    diff = a - b
+    diff = diff[~np.isnan(diff)]
+    if diff.size < resamples // 2:
+        # Most resamples missed one stratum entirely: no honest interval.
+        return None
+    low, high = np.percentile(diff, [2.5, 97.5])
+    return [float(low), float(high)]

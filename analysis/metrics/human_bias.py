@@ -1,0 +1,144 @@
+"""Human bias rates from the pairwise crowd studies (cobbler-method.md 3.14), vectorised.
+
+Input: the frame of ``analysis.loaders.human_pairwise_frame``, one row per approved
+answer: ``rater, batch, instruction, condition, pair_index, position, resp_a, resp_b,
+presentation ("ab"|"ba"), cue_slot ("A"|"B"|None), choice ("A"|"B")`` plus the
+responses' lengths ``units_a``, ``units_b`` in the profile's human length unit.
+
+Every pair is answered twice by the same rater (the twin tasks share ``pair_index``).
+All four definitions are symmetric in the twins, so task order does not matter.
+Human salience is taken from the order study.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+# nltk.word_tokenize (the authors' tokenizer) needs the punkt model, which is not
+# available offline. ``word_tokens`` follows the Penn Treebank rules that word_tokenize
+# applies (quotes become `` and '', clitics split off: "do" + "n't", "it" + "'s",
+# "can" + "not"; ":" and "," split unless inside numbers; "..." kept whole; brackets,
+# "?", "!", ";", "@", "#", "$", "%", "&", "*" split; hyphens and slashes kept inside
+# words) and approximates punkt's sentence split by detaching a period followed by
+# whitespace. Newlines are deleted first, as the authors did. On the CoBBLEr order
+# study it reproduces 74 of the 75 stored per-rater salience values exactly; reports
+# say that this tokenizer, not NLTK's, counted the tokens.
+_TOKEN_RULES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"(?i)(')(?!re|ve|ll|m|t|s|d|n)(\w)\b"), r"\1 \2"),
+    (re.compile(r'^"'), " `` "),
+    (re.compile(r'([ (\[{<])"'), r"\1 `` "),
+    (re.compile(r"([:,])([^\d])"), r" \1 \2"),
+    (re.compile(r"([:,])$"), r" \1 "),
+    (re.compile(r"\.{2,}"), r" \g<0> "),
+    (re.compile(r"[;@#$%&*]"), r" \g<0> "),
+    (re.compile(r"(?<!\.)\.(?=[\]\)}>\"']*(\s|$))"), " . "),
+    (re.compile(r"[?!]"), r" \g<0> "),
+    (re.compile(r"([^'])' "), r"\1 ' "),
+    (re.compile(r"[\]\[(){}<>]"), r" \g<0> "),
+    (re.compile(r"--"), " -- "),
+    (re.compile(r'"'), " '' "),
+    (re.compile(r"([^' ])('[sSmMdD]|') "), r"\1 \2 "),
+    (re.compile(r"([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) "), r"\1 \2 "),
+    (re.compile(r"(?i)\b(can)(not)\b"), r"\1 \2"),
+    (re.compile(r"(?i)\b(gon|got|wan)(na|ta)\b"), r"\1 \2"),
+]
+TOKENIZER_NOTE = "Treebank-style regex word tokenizer (analysis.metrics.human_bias.word_tokens), newlines deleted; not NLTK"
+
+
+def word_tokens(text: str) -> list[str]:
+    """Treebank-like word tokens of ``text`` after deleting newlines (see the note above)."""
+    out = text.replace("\n", "") + " "
+    for pattern, replacement in _TOKEN_RULES:
+        out = pattern.sub(replacement, out)
+    return out.split()
+
+
+def count_units(texts: pd.Series, unit: str) -> pd.Series:
+    """Length of each text in ``unit``: chars, words (whitespace) or tokens (``word_tokens``)."""
+    if unit == "chars":
+        return texts.str.len()
+    if unit == "words":
+        return texts.str.split().str.len()
+    if unit == "tokens":
+        unique = {t: len(word_tokens(t)) for t in texts.unique()}  # few distinct responses
+        return texts.map(unique)
+    raise ValueError(f"unknown length unit {unit!r}")
+
+
+def twin_frame(answers: pd.DataFrame) -> pd.DataFrame:
+    """One row per (rater, batch, pair_index): the two answers side by side (suffixes 1, 2)."""
+    work = answers.sort_values(["rater", "batch", "pair_index", "position"])
+    work = work.assign(twin=work.groupby(["rater", "batch", "pair_index"]).cumcount())
+    keys = ["rater", "batch", "instruction", "condition", "pair_index"]
+    t1 = work[work["twin"] == 0]
+    t2 = work[work["twin"] == 1][[*keys, "choice", "cue_slot", "presentation"]]
+    twins = t1.merge(t2, on=keys, suffixes=("1", "2"))
+    # The response chosen, in canonical terms: slot A holds resp_a when presentation is "ab".
+    for k in (1, 2):
+        twins[f"chose_a{k}"] = (twins[f"choice{k}"] == "A") == (twins[f"presentation{k}"] == "ab")
+    return twins
+
+
+def human_bias_records(answers: pd.DataFrame) -> pd.DataFrame:
+    """Per rater x batch: hits and denominators of each bias (3.14), one row per bias.
+
+    Columns: ``rater, batch, instruction, bias, hits, n``. For order, bandwagon and
+    attentional ``n`` is the number of pairs (15 in CoBBLEr); for salience it is the
+    consistent pairs n_c (equal lengths stay in n_c and count for neither side).
+    """
+    cols = ["rater", "batch", "instruction", "bias", "hits", "n"]
+    if answers.empty:
+        return pd.DataFrame(columns=cols)
+    twins = twin_frame(answers)
+    keys = ["rater", "batch", "instruction"]
+    parts = []
+
+    def add(mask: pd.Series, hits: pd.Series, n: pd.Series, bias: str) -> None:
+        frame = twins.loc[mask, keys].assign(hits=hits[mask].astype(int), n=n[mask].astype(int))
+        if not frame.empty:
+            parts.append(frame.groupby(keys, sort=True).sum().reset_index().assign(bias=bias))
+
+    order = twins["condition"] == "order"
+    same_slot = twins["choice1"] == twins["choice2"]
+    one = pd.Series(True, index=twins.index)
+    add(order, same_slot & (twins["choice1"] == "A"), one, "order_first")
+    add(order, same_slot & (twins["choice1"] == "B"), one, "order_last")
+    # Salience: the same response chosen in both presentations (positions swapped).
+    consistent = twins["chose_a1"] == twins["chose_a2"]
+    chosen_len = np.where(twins["chose_a1"], twins["units_a"], twins["units_b"])
+    other_len = np.where(twins["chose_a1"], twins["units_b"], twins["units_a"])
+    add(order, consistent & (chosen_len > other_len), consistent, "salience_longer")
+    for condition in ("bandwagon", "attentional"):
+        mask = twins["condition"] == condition
+        followed = (twins["choice1"] == twins["cue_slot1"]) & (twins["choice2"] == twins["cue_slot2"])
+        add(mask, followed, one, condition)
+    return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
+
+
+def human_bias_counts(records: pd.DataFrame, *, per_rater: bool) -> pd.DataFrame:
+    """Aggregate rater records to one row per bias (subject "humans").
+
+    ``per_rater``: the authors' mean of per-rater proportions (3.14; a record with
+    n = 0 contributes 0, as a rate with nothing to count); otherwise pooled hits / n.
+    """
+    cols = ["subject", "bias", "hits", "n_all", "n_valid", "value_mean", "records"]
+    if records.empty:
+        return pd.DataFrame(columns=cols)
+    rate = np.where(records["n"] > 0, records["hits"] / records["n"].where(records["n"] > 0, 1), 0.0)
+    work = records.assign(rate=rate)
+    out = work.groupby("bias", sort=True).agg(
+        hits=("hits", "sum"), n_valid=("n", "sum"), value_mean=("rate", "mean"), records=("rate", "size")
+    ).reset_index()
+    out["n_all"] = out["n_valid"]
+    out["subject"] = "humans"
+    if not per_rater:
+        out["value_mean"] = out["hits"] / out["n_valid"]
+    return out[cols]
+
+
+def simulate_random_raters(answers: pd.DataFrame, *, seed: int) -> pd.DataFrame:
+    """The same tasks answered by seeded uniform-random raters (the empirical RANDOM row)."""
+    rng = np.random.default_rng(seed)
+    return answers.assign(choice=np.where(rng.random(len(answers)) < 0.5, "A", "B"))

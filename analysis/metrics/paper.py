@@ -1,0 +1,132 @@
+"""The CoBBLEr paper's human-machine and inter-annotator numbers (cobbler-method.md 3.12-3.14).
+
+Pure functions over the frames of ``analysis.loaders``; each mirrors one computation
+of the authors' analysis, with their RBO variant, tie rule, item deletions and
+rounding, so the printed numbers come out (49.6%, 44%, Figure 5, 3.13, 3.14).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+
+from analysis.metrics.rankings import HUMAN_BIAS_TIE_ORDER, rank, rankings_by
+from analysis.rbo import rbo_score
+
+P = 0.8  # the authors' persistence everywhere (3.11)
+ACL_DROPPED = ("dolly", "redpajama")
+# Candidates each ACL evaluator's list loses besides dolly and redpajama (3.12 c).
+ACL_EXTRA_DROPS = {"llamav2": ("llamav2",), "mistral": ("mistral", "olmo", "llamav2"),
+                   "olmo": ("mistral", "olmo", "llamav2")}
+
+
+def _borda_sum(rankings: pd.DataFrame) -> pd.DataFrame:
+    """Summed Borda counts (models ranked below) per (instruction, candidate) over raters."""
+    rows = [
+        (inst, key, len(ranking) - 1 - pos)
+        for inst, ranking in zip(rankings["instruction"], rankings["ranking"], strict=True)
+        for pos, key in enumerate(ranking)
+    ]
+    frame = pd.DataFrame(rows, columns=["instruction", "candidate", "score"])
+    return frame.groupby(["instruction", "candidate"], as_index=False)["score"].sum()
+
+
+def aggregated_human(rankings: pd.DataFrame, *, order: Sequence[str]) -> pd.Series:
+    """Per instruction: the 6 annotators' Borda counts summed, sorted stably (T2)."""
+    return rankings_by(_borda_sum(rankings), group=["instruction"], tie_break="canonical", order=order)
+
+
+def judge_rankings(aggregates: pd.DataFrame, *, tie_break: str, order: Sequence[str]) -> pd.Series:
+    """Per (judge, instruction): the judge's ranking by wins."""
+    frame = aggregates.rename(columns={"wins": "score"})
+    return rankings_by(frame, group=["judge", "instruction"], tie_break=tie_break, order=order)
+
+
+def mean_rbo(left: pd.Series, right: pd.Series, *, variant: str, drop: Sequence[str] = ()) -> float:
+    """Mean over shared index values (instructions) of RBO(left, right) after deleting ``drop``."""
+    shared = left.index.intersection(right.index)
+    values = [
+        rbo_score([k for k in left[i] if k not in drop], [k for k in right[i] if k not in drop],
+                  p=P, variant=variant, ties="w")
+        for i in shared
+    ]
+    return float(np.mean(values)) if values else float("nan")
+
+
+def rbo_human_machine_v1(rankings: pd.DataFrame, v1: pd.DataFrame, *, order: Sequence[str]) -> float:
+    """3.12 a: aggregated humans vs the 15 candidate-evaluators' summed wins, RBO_trunc, T2."""
+    human = aggregated_human(rankings, order=order)
+    machine = v1[v1["judge"].isin(order[:15])]
+    summed = machine.groupby(["instruction", "candidate"], as_index=False)["wins"].sum()
+    machine_rank = rankings_by(summed.rename(columns={"wins": "score"}), group=["instruction"],
+                               tie_break="canonical", order=order)
+    return mean_rbo(human, machine_rank, variant="trunc")
+
+
+def rbo_human_vs_evaluator_v1(rankings: pd.DataFrame, v1: pd.DataFrame, *, order: Sequence[str]) -> dict[str, float]:
+    """3.12 b (Figure 5): aggregated humans vs each evaluator, RBO_trunc, T2, rounded to 3."""
+    human = aggregated_human(rankings, order=order)
+    machine = judge_rankings(v1[v1["judge"].isin(order[:15])], tie_break="canonical", order=order)
+    out = {}
+    for judge in sorted(machine.index.get_level_values("judge").unique(), key=list(order).index):
+        out[judge] = round(mean_rbo(human, machine.xs(judge, level="judge"), variant="trunc"), 3)
+    return out
+
+
+def rbo_human_machine_acl(rankings: pd.DataFrame, acl: pd.DataFrame, *, order: Sequence[str]) -> tuple[float, pd.DataFrame]:
+    """3.12 c: each annotator x each ACL evaluator, RBO_ext on 13 models, T1; the mean of cells.
+
+    Returns the headline and the rounded cells (annotator, judge, value).
+    """
+    machine = judge_rankings(acl, tie_break="alpha", order=order)
+    cells = []
+    for rater, mine in rankings.groupby("rater", sort=True):
+        human = mine.set_index("instruction")["ranking"]
+        for judge in sorted(machine.index.get_level_values("judge").unique()):
+            drop = ACL_DROPPED + ACL_EXTRA_DROPS.get(judge, ())
+            value = mean_rbo(human, machine.xs(judge, level="judge"), variant="ext", drop=drop)
+            cells.append((rater, judge, round(value, 3)))
+    frame = pd.DataFrame(cells, columns=["rater", "judge", "value"])
+    return float(frame["value"].mean()), frame
+
+
+def iaa_ranking(rankings: pd.DataFrame, *, variant: str = "trunc", drop: Sequence[str] = ()) -> float:
+    """3.13: mean over annotator pairs (a < b; no diagonal) of the rounded per-pair mean RBO."""
+    by_rater = {r: g.set_index("instruction")["ranking"] for r, g in rankings.groupby("rater", sort=True)}
+    cells = [round(mean_rbo(by_rater[a], by_rater[b], variant=variant, drop=drop), 3)
+             for a, b in combinations(sorted(by_rater), 2)]
+    cells = [c for c in cells if c != 1]  # the authors' filter; no cell is 1 here
+    return float(np.mean(cells)) if cells else float("nan")
+
+
+def human_bias_iaa(answers: pd.DataFrame, *, candidate_of: dict[int, str]) -> float:
+    """3.13: per batch, RBO_ext between raters' selection-ratio rankings, averaged.
+
+    Per rater: ratio = wins / appearances over the batch's tasks, sorted stably with the
+    authors' tie order (3.10). Rater pairs scoring exactly 1 are dropped (their filter),
+    the batch mean is rounded to 3 decimals, then the batch means are averaged and rounded.
+    """
+    work = answers.assign(
+        cand_a=answers["resp_a"].map(candidate_of), cand_b=answers["resp_b"].map(candidate_of),
+    )
+    slot_a_is_a = work["presentation"] == "ab"
+    chose_a = (work["choice"] == "A") == slot_a_is_a
+    work = work.assign(winner=np.where(chose_a, work["cand_a"], work["cand_b"]))
+    shown = pd.concat([work[["batch", "rater", "cand_a"]].rename(columns={"cand_a": "candidate"}),
+                       work[["batch", "rater", "cand_b"]].rename(columns={"cand_b": "candidate"})])
+    appear = shown.value_counts().rename("appearances")
+    wins = work[["batch", "rater", "winner"]].rename(columns={"winner": "candidate"}).value_counts().rename("wins")
+    ratios = pd.concat([appear, wins], axis=1).fillna({"wins": 0}).reset_index()
+    ratios["score"] = ratios["wins"] / ratios["appearances"]
+    batch_means = []
+    for _batch, group in ratios.groupby("batch", sort=True):
+        ranked = {r: rank(g["candidate"].tolist(), g["score"].to_numpy(), tie_break="canonical",
+                          order=HUMAN_BIAS_TIE_ORDER) for r, g in group.groupby("rater", sort=True)}
+        values = [rbo_score(ranked[a], ranked[b], p=P, variant="ext", ties="w")
+                  for a, b in combinations(sorted(ranked), 2)]
+        values = [v for v in values if v != 1]
+        if values:
+            batch_means.append(round(float(np.mean(values)), 3))
+    return round(float(np.mean(batch_means)), 3) if batch_means else float("nan")

@@ -1,0 +1,87 @@
+"""RBO and choice agreement between rankings and between choices (tidy rows for the report)."""
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+
+from analysis.metrics.agreement import cohen_kappa
+from analysis.metrics.stats import bootstrap_mean, wilson
+from analysis.rbo import rbo_ext_batch, rbo_score, rbo_trunc_batch
+
+BATCHED = {"trunc": rbo_trunc_batch, "ext": rbo_ext_batch}
+
+
+def rbo_per_instruction(left: pd.Series, right: pd.Series, *, variant: str, p: float, ties: str) -> np.ndarray:
+    """RBO for every instruction both series rank (index = instruction).
+
+    Complete, untied rankings of the same items (the usual case: drag-to-rank lists,
+    judges without ties) go through the vectorised batch functions; anything else
+    through the general implementation.
+    """
+    shared = left.index.intersection(right.index)
+    xs, ys = [left[i] for i in shared], [right[i] for i in shared]
+    codes = _as_codes(xs, ys) if variant in BATCHED else None
+    if codes is not None:
+        return BATCHED[variant](codes[0], codes[1], p)
+    return np.array([rbo_score(x, y, p=p, variant=variant, ties=ties) for x, y in zip(xs, ys, strict=True)])
+
+
+def _as_codes(xs: list, ys: list) -> tuple[np.ndarray, np.ndarray] | None:
+    if not xs:
+        return None
+    k = len(xs[0])
+    for x, y in zip(xs, ys, strict=True):
+        if len(x) != k or len(y) != k or any(isinstance(i, frozenset) for i in (*x, *y)) or set(x) != set(y):
+            return None
+    vocab = {key: n for n, key in enumerate(sorted({key for x in xs for key in x}))}
+    return (np.array([[vocab[key] for key in x] for x in xs]), np.array([[vocab[key] for key in y] for y in ys]))
+
+
+def rbo_row(kind: str, a: str, b: str, left: pd.Series, right: pd.Series, *, variant: str, p: float,
+            ties: str, seed: int, **extra: object) -> dict | None:
+    """One agreement row: mean RBO over shared instructions, bootstrap interval over them."""
+    values = rbo_per_instruction(left, right, variant=variant, p=p, ties=ties)
+    if values.size == 0:
+        return None
+    return {"kind": kind, "metric": f"rbo_{variant}", "a": a, "b": b, "value": float(values.mean()),
+            "n": int(values.size), "ci95": bootstrap_mean(values, seed=seed), "p": p, "ties": ties} | extra
+
+
+def pairwise_rbo_rows(kind: str, rankings: dict[str, pd.Series], *, variant: str, p: float, ties: str,
+                      seed: int) -> list[dict]:
+    """Every unordered pair (a < b; never the diagonal) plus their mean as ``a = b = "all"``."""
+    rows = [rbo_row(kind, a, b, rankings[a], rankings[b], variant=variant, p=p, ties=ties, seed=seed)
+            for a, b in combinations(sorted(rankings), 2)]
+    rows = [r for r in rows if r is not None]
+    if rows:
+        values = np.array([r["value"] for r in rows])
+        rows.append({"kind": kind, "metric": f"rbo_{variant}", "a": "all", "b": "all",
+                     "value": float(values.mean()), "n": len(rows),
+                     "ci95": bootstrap_mean(values, seed=seed), "p": p, "ties": ties, "aggregate": "mean of pairs"})
+    return rows
+
+
+def choice_agreement_rows(human: pd.DataFrame, judge: pd.DataFrame, *, condition: str, judge_name: str,
+                          seed: int) -> list[dict]:
+    """Human vs judge on the same calls: percent agreement and Cohen's kappa on the chosen response.
+
+    ``human``: ``rater, key, chose_a``; ``judge``: ``key, chose_a``, where ``key`` identifies
+    the same pair in the same arrangement and cue (so the two saw the same screen).
+    """
+    joined = human.merge(judge[["key", "chose_a"]], on="key", suffixes=("_h", "_j"))
+    if joined.empty:
+        return []
+    rows = []
+    groups = [("humans", joined), *((str(r), g) for r, g in joined.groupby("rater", sort=True))]
+    for name, g in groups:
+        same = (g["chose_a_h"] == g["chose_a_j"]).to_numpy()
+        common = {"kind": "human_vs_judge", "a": name if name != "humans" else f"humans:{condition}",
+                  "b": judge_name, "n": int(same.size), "condition": condition}
+        value = float(same.mean())
+        rows.append(common | {"metric": "percent", "value": value, "ci95": wilson(value, same.size)})
+        kappa = cohen_kappa(g["chose_a_h"].to_numpy(), g["chose_a_j"].to_numpy())
+        rows.append(common | {"metric": "cohen_kappa", "value": kappa if np.isfinite(kappa) else None,
+                              "ci95": [None, None]})
+    return rows

@@ -1,0 +1,96 @@
+"""Rankings from pairwise outcomes and scores, with the tie rules of cobbler-method.md 3.10.
+
+Tie rules (``Profile.tie_break``):
+- ``alpha`` (T1): sort by (-score, candidate key A-Z).
+- ``canonical`` (T2): stable sort by -score, so ties keep the study's candidate order.
+- ``tie-aware``: equal scores form one tied group (a frozenset), for the tie-aware RBO
+  of ``analysis.rbo`` (Corsi & Urbano's ``a`` treatment by default).
+A ranking is a list of candidate keys, best first (tied groups as frozensets).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+TIE_RULES = ("alpha", "canonical", "tie-aware")
+
+# The order the authors used to break ties between equal selection ratios in the
+# human bias study (cobbler-method.md 3.10).
+HUMAN_BIAS_TIE_ORDER = (
+    "gpt4", "chatgpt", "instructgpt", "llama", "cohere", "falcon", "alpaca", "vicuna",
+    "openassist", "dolly", "baize", "koala", "wizardlm", "mpt", "redpajama",
+)
+
+
+def rank(keys: Sequence[str], scores: Sequence[float], *, tie_break: str, order: Sequence[str] | None = None) -> list:
+    """Candidates best first by ``scores`` (higher is better).
+
+    ``order`` is the canonical order used by ``canonical`` ties (defaults to ``keys`` as given;
+    keys missing from ``order`` go last, alphabetically).
+    """
+    if tie_break not in TIE_RULES:
+        raise ValueError(f"unknown tie rule {tie_break!r}; choose one of {', '.join(TIE_RULES)}")
+    if len(keys) != len(scores):
+        raise ValueError("keys and scores differ in length")
+    frame = pd.DataFrame({"key": list(keys), "score": np.asarray(scores, dtype=float)})
+    if tie_break == "alpha":
+        return frame.sort_values(["score", "key"], ascending=[False, True])["key"].tolist()
+    position = {k: i for i, k in enumerate(order if order is not None else keys)}
+    frame["pos"] = [position.get(k, len(position)) for k in frame["key"]]
+    frame = frame.sort_values(["score", "pos", "key"], ascending=[False, True, True], kind="stable")
+    if tie_break == "canonical":
+        return frame["key"].tolist()
+    out: list = []
+    for _score, group in frame.groupby("score", sort=False):
+        members = group["key"].tolist()
+        out.append(members[0] if len(members) == 1 else frozenset(members))
+    return out
+
+
+def rankings_by(frame: pd.DataFrame, *, group: list[str], tie_break: str, order: Sequence[str] | None = None) -> pd.Series:
+    """One ranking per group of a tidy (``group`` ..., ``candidate``, ``score``) frame.
+
+    Vectorised for the untied rules (one sort, one groupby); tie-aware builds groups per ranking.
+    """
+    if frame.empty:
+        return pd.Series(dtype=object)
+    if tie_break == "tie-aware":
+        return frame.groupby(group, sort=True)[["candidate", "score"]].apply(
+            lambda g: rank(g["candidate"].tolist(), g["score"].to_numpy(), tie_break="tie-aware", order=order)
+        )
+    work = frame[[*group, "candidate", "score"]].copy()
+    if tie_break == "alpha":
+        work["tie"] = work["candidate"]
+    else:
+        position = {k: i for i, k in enumerate(order)} if order is not None else {}
+        work["tie"] = work["candidate"].map(position).fillna(len(position))
+    work = work.sort_values([*group, "score", "tie", "candidate"], ascending=[*([True] * len(group)), False, True, True])
+    return work.groupby(group, sort=True)["candidate"].agg(list)
+
+
+def wins_from_judgments(judgments: pd.DataFrame) -> pd.DataFrame:
+    """Wins over appearances per (judge, condition, instruction, candidate) from prompt 1.
+
+    Invalid answers give nobody a win but still count as an appearance, so a judge that
+    rarely answers ranks everything near zero (and the tie rule decides its "ranking").
+    """
+    first = judgments[judgments["presentation"] == 1]
+    cols = ["judge", "condition", "instruction"]
+    appear = pd.concat(
+        [first[[*cols, "cand_a"]].rename(columns={"cand_a": "candidate"}),
+         first[[*cols, "cand_b"]].rename(columns={"cand_b": "candidate"})]
+    ).value_counts().rename("appearances")
+    chosen = first[first["valid"]]
+    winner = np.where(chosen["chosen_is_a"], chosen["cand_a"], chosen["cand_b"])
+    wins = chosen[cols].assign(candidate=winner).value_counts().rename("wins")
+    out = pd.concat([appear, wins], axis=1).fillna({"wins": 0}).reset_index()
+    out["score"] = out["wins"] / out["appearances"]
+    return out
+
+
+def borda(ranking: Sequence[str]) -> dict[str, int]:
+    """Number of candidates ranked below each one (14 for the top of 15), as ``annot_k.json``."""
+    n = len(ranking)
+    return {key: n - 1 - i for i, key in enumerate(ranking)}

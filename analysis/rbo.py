@@ -1,0 +1,236 @@
+"""Rank-biased overlap (Webber, Moffat & Zobel 2010), with the tie treatments of Corsi & Urbano (2024).
+
+A ranking is a sequence whose elements are items or *tie groups* (a set, frozenset,
+tuple or list of items that share a rank): ``["red", {"blue", "green"}, "pink"]``.
+
+Scores (docs/peers.md 3.1):
+- ``trunc``: the truncated prefix sum (1-p) sum_{d<=k} p^(d-1) A_d to the depth of the
+  shorter list. This is what ``rbo`` 0.1.3's ``.rbo(p)`` returns and what CoBBLEr used
+  (cobbler-method.md 3.11); its ceiling is 1 - p^k, so two identical 15-item lists score
+  0.965, not 1.
+- ``min``, ``max``, ``res`` = max - min, ``ext``: Webber's bounds and extrapolation for
+  possibly uneven lists. For complete rankings of the same items (our drag-to-rank
+  lists) ``ext`` = ``min`` + ``res`` = ``max``, and identical lists score exactly 1.
+
+Tie treatments (Corsi & Urbano, "The Treatment of Ties in Rank-Biased Overlap", SIGIR 2024):
+- ``w``: ties are true equality; a tied group is seen whole as soon as its first rank
+  is reached and agreement uses Webber's Eq. 28, A_d = 2 X_d / (|S_:d| + |L_:d|).
+- ``a``: the expected RBO over random tie breaking. A group occupying ranks t..b
+  contributes (d - t + 1) / (b - t + 1) of each item at depth d in t..b (the chance a
+  random permutation of the group has put it above d), and A_d = X_d / d.
+- ``b``: the ``a`` contributions, with the overlap normalised like a cosine so that a
+  ranking compared with itself scores 1: A_d = X_d / (||c_S(d)|| ||c_L(d)||).
+Without ties all three coincide.
+
+Validated to 1e-9 on all 10,000 rows of Urbano's reference file (tests/analysis/test_rbo.py).
+"""
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+SCORES = ("ext", "min", "max", "res", "trunc")
+TIES = ("w", "a", "b")
+Ranking = Sequence[object]
+
+
+@dataclass(frozen=True)
+class _Flat:
+    """A ranking flattened to items with the first and last 0-based rank of their group."""
+
+    items: list[Hashable]
+    top: np.ndarray
+    bottom: np.ndarray
+
+    @property
+    def tied(self) -> bool:
+        return bool(np.any(self.top != self.bottom))
+
+
+def _flatten(ranking: Ranking) -> _Flat:
+    items: list[Hashable] = []
+    top: list[int] = []
+    bottom: list[int] = []
+    rank = 0
+    for element in ranking:
+        group = _group(element)
+        for item in group:
+            items.append(item)
+            top.append(rank)
+            bottom.append(rank + len(group) - 1)
+        rank += len(group)
+    if len(set(items)) != len(items):
+        raise ValueError("a ranking lists an item twice")
+    return _Flat(items, np.asarray(top), np.asarray(bottom))
+
+
+def _group(element: object) -> list[Hashable]:
+    # Strings are items, never groups of characters.
+    if isinstance(element, set | frozenset | tuple | list):
+        return sorted(element, key=str)  # order inside a group is meaningless
+    return [element]  # type: ignore[list-item]
+
+
+def parse_ranking(text: str) -> list[object]:
+    """Urbano's text form: ``"a (b c) d"`` = a first, then b and c tied, then d."""
+    out: list[object] = []
+    group: list[str] | None = None
+    for token in text.split():
+        if token.startswith("("):
+            group = []
+            token = token[1:]
+        closing = token.endswith(")")
+        token = token.rstrip(")")
+        if group is not None:
+            group.append(token)
+            if closing:
+                out.append(frozenset(group))
+                group = None
+        else:
+            out.append(token)
+    if group is not None:
+        raise ValueError(f"unclosed tie group in {text!r}")
+    return out
+
+
+def _contributions(flat: _Flat, index: dict[Hashable, int], n_items: int, depth: int, ties: str) -> np.ndarray:
+    """c[i, d-1]: how much of item i a reader has seen at depth d (0..1)."""
+    c = np.zeros((n_items, depth))
+    d0 = np.arange(depth)  # 0-based depth index
+    rows = np.fromiter((index[i] for i in flat.items), dtype=np.intp, count=len(flat.items))
+    top, bottom = flat.top[:, None], flat.bottom[:, None]
+    if ties == "w":
+        c[rows] = (d0[None, :] >= top).astype(float)
+    else:
+        size = (bottom - top + 1).astype(float)
+        c[rows] = np.clip((d0[None, :] - top + 1) / size, 0.0, 1.0)
+    return c
+
+
+def _agreement(x: np.ndarray, cs: np.ndarray, cl: np.ndarray, depth: np.ndarray, ties: str) -> np.ndarray:
+    if ties == "w":
+        return 2 * x / (cs.sum(axis=0) + cl.sum(axis=0))
+    if ties == "a":
+        return x / depth
+    return x / np.sqrt((cs**2).sum(axis=0)) / np.sqrt((cl**2).sum(axis=0))
+
+
+def rbo(x: Ranking, y: Ranking, p: float, *, ties: str = "a", scores: Iterable[str] = SCORES) -> dict[str, float]:
+    """RBO of two rankings (items or tie groups) at persistence ``p``; returns the asked ``scores``."""
+    wanted = tuple(scores)
+    if not 0 < p < 1:
+        raise ValueError("p must be strictly between 0 and 1")
+    if ties not in TIES:
+        raise ValueError(f"ties must be one of {TIES}")
+    if unknown := set(wanted) - set(SCORES):
+        raise ValueError(f"unknown RBO scores {sorted(unknown)}")
+    fx, fy = _flatten(x), _flatten(y)
+    if not fx.items or not fy.items:
+        raise ValueError("RBO of an empty ranking is undefined")
+    short, long_ = (fx, fy) if len(fx.items) <= len(fy.items) else (fy, fx)
+    if not (short.tied or long_.tied):
+        ties = "w"  # all treatments coincide; w is the cheapest
+    s, l = len(short.items), len(long_.items)
+    in_short = set(short.items)
+    only_long = [i for i in long_.items if i not in in_short]  # L \ S, in L's order
+    universe = short.items + only_long
+    index = {item: k for k, item in enumerate(universe)}
+    cs = _contributions(short, index, len(universe), l, ties)
+    cl = _contributions(long_, index, len(universe), l, ties)
+    seen = (cs * cl).sum(axis=0)  # X_d for d = 1..l, from what both lists show
+    depth = np.arange(1, l + 1, dtype=float)
+    weights = p**depth
+    k = (1 - p) / p
+
+    # Depths 1..s: both lists are visible.
+    a_short = _agreement(seen[:s], cs[:, :s], cl[:, :s], depth[:s], ties)
+    a_s = a_short[-1]
+    out: dict[str, float] = {}
+    if "trunc" in wanted:
+        out["trunc"] = float(k * np.sum(a_short * weights[:s]))
+
+    # Depths s+1..l: the short list has ended; its missing items are assumed
+    # absent (min), the best possible (max) or agreeing at rate A_s (ext).
+    tail = slice(s, l)
+    x_l = seen[-1]
+
+    def beyond_s(x_tail: np.ndarray) -> np.ndarray:
+        if ties == "w":
+            return 2 * x_tail / (depth[tail] + cl[:, tail].sum(axis=0))
+        if ties == "a":
+            return x_tail / depth[tail]
+        return x_tail / np.sqrt(depth[tail]) / np.sqrt((cl[:, tail] ** 2).sum(axis=0))
+
+    def total(a_tail: np.ndarray, after_l: float) -> float:
+        a = np.concatenate([a_short, a_tail])
+        return float(k * (np.sum(a * weights) + after_l))
+
+    if {"min", "max", "res"} & set(wanted):
+        after_min = x_l * (np.log(1 / (1 - p)) - np.sum(weights / depth))
+        rbo_min = total(beyond_s(seen[tail]), after_min)
+        # Max: the short list's unseen ranks s+1..d hold the first d-s items that only
+        # the long list has, so each of them counts as soon as the long list shows it.
+        extra = cl[[index[i] for i in only_long[: l - s]]][:, tail]
+        x_max = seen[tail] + np.triu(extra).sum(axis=0)
+        f = int(round(l + s - x_l))
+        dd = np.arange(l + 1, f + 1, dtype=float)
+        after_max = np.sum((2 * dd - l - s + x_l) / dd * p**dd) + p ** (f + 1) / (1 - p)
+        rbo_max = total(beyond_s(x_max), after_max)
+        out.update({"min": rbo_min, "max": rbo_max, "res": rbo_max - rbo_min})
+    if "ext" in wanted:
+        # Each unseen rank of the short list agrees at rate A_s, weighted by how much
+        # of a long-only item the long list has revealed at that depth.
+        if l > s:
+            partial = cl[[index[i] for i in only_long]][:, tail]
+            shown = np.where(partial > 0, partial, np.nan)
+            mean_shown = np.nanmean(shown, axis=0)
+            x_ext = seen[tail] + (depth[tail] - s) * a_s * mean_shown
+        else:
+            x_ext = seen[tail]
+        after_ext = (x_l + (l - s) * a_s) / l * p ** (l + 1) / (1 - p)
+        out["ext"] = total(beyond_s(x_ext), after_ext)
+    return {name: out[name] for name in wanted}
+
+
+def rbo_score(x: Ranking, y: Ranking, *, p: float, variant: str, ties: str = "a") -> float:
+    """One RBO number: ``variant`` is one of ``ext``, ``min``, ``max``, ``res``, ``trunc``."""
+    return rbo(x, y, p, ties=ties, scores=(variant,))[variant]
+
+
+def rbo_trunc_batch(xs: np.ndarray, ys: np.ndarray, p: float) -> np.ndarray:
+    """Truncated RBO for many pairs of untied, equal-length rankings of integer codes at once.
+
+    ``xs``, ``ys``: (n, k) arrays; row r of each is a permutation of the same k codes.
+    Vectorised because the paper section compares thousands of 15-item lists.
+    """
+    return _prefix_agreement_sum(xs, ys, p)[0]
+
+
+def rbo_ext_batch(xs: np.ndarray, ys: np.ndarray, p: float) -> np.ndarray:
+    """Extrapolated RBO for many pairs of untied, equal-length rankings (conjoint lists)."""
+    trunc, a_k, k = _prefix_agreement_sum(xs, ys, p)
+    return trunc + a_k * p**k
+
+
+def _prefix_agreement_sum(xs: np.ndarray, ys: np.ndarray, p: float) -> tuple[np.ndarray, np.ndarray, int]:
+    xs, ys = np.asarray(xs), np.asarray(ys)
+    if xs.shape != ys.shape or xs.ndim != 2:
+        raise ValueError("rank arrays must have the same (n, k) shape")
+    n, k = xs.shape
+    codes = int(max(xs.max(), ys.max())) + 1
+    # Depth at which each item enters each list; an item is shared at depth d once
+    # it has entered both, so X_d counts items whose later entry is <= d.
+    enter_x = np.empty((n, codes), dtype=np.int64)
+    enter_y = np.empty((n, codes), dtype=np.int64)
+    rows = np.arange(n)[:, None]
+    enter_x[rows, xs] = np.arange(k)
+    enter_y[rows, ys] = np.arange(k)
+    both = np.maximum(enter_x[rows, xs], enter_y[rows, xs])  # (n, k) per item of xs
+    hits = np.zeros((n, k))
+    np.add.at(hits, (np.repeat(np.arange(n), k), both.ravel()), 1.0)
+    overlap = np.cumsum(hits, axis=1)
+    agreement = overlap / np.arange(1, k + 1)
+    trunc = (1 - p) * (agreement * p ** np.arange(k)).sum(axis=1)
+    return trunc, agreement[:, -1], k

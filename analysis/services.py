@@ -1,0 +1,108 @@
+"""Report workflows: compose a report, run it in the worker, export it to a file."""
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from django.db import IntegrityError, transaction
+
+from analysis.exporters import FORMATS, export, render_figures, validate
+from analysis.exporters.methods import build_manifest
+from analysis.models import ReportRun
+from analysis.profiles import get_profile
+from analysis.report import build_report
+from annotations.models import Instruction, Pair, Response, Study, Submission
+from judging.models import Judgment
+
+log = logging.getLogger(__name__)
+
+
+def study_counts(*, study: Study) -> dict:
+    return {
+        "study_source": study.source,
+        "instructions": Instruction.objects.filter(study=study).count(),
+        "responses": Response.objects.filter(instruction__study=study).count(),
+        "pairs": Pair.objects.filter(instruction__study=study).count(),
+        "human_submissions": Submission.objects.filter(task__batch__study=study).count(),
+        "judgments": Judgment.objects.filter(job__study=study).count(),
+    }
+
+
+def compose_report(
+    *,
+    study: Study,
+    profile: str,
+    progress: Callable[[str, float], None] | None = None,
+    data_files: list[Path] | None = None,
+) -> dict:
+    """The full cobbler-report/1 dict plus its reproducibility manifest, schema-checked.
+
+    Raises ValueError for an unknown profile or a report off the schema.
+    """
+    report = build_report(study=study, profile=profile, progress=progress)
+    report["manifest"] = build_manifest(report=report, counts=study_counts(study=study), data_files=data_files)
+    validate(report)
+    return report
+
+
+def start_report_run(*, study: Study, profile: str, user=None) -> ReportRun:
+    """Queue a report run, or return the one already queued/running for this study and profile.
+
+    Idempotent: the partial unique constraint lets only one active run exist, so a
+    double click joins the first. Raises ValueError for an unknown profile.
+    """
+    get_profile(profile)
+    existing = ReportRun.objects.active().filter(study=study, profile=profile).first()
+    if existing is not None:
+        return existing
+    try:
+        with transaction.atomic():
+            run = ReportRun.objects.create(study=study, profile=profile, created_by=user)
+    except IntegrityError:
+        # Lost the race to a concurrent request: join the run it created.
+        return ReportRun.objects.active().get(study=study, profile=profile)
+    from analysis.tasks import build_report_run as build_report_run_task
+
+    build_report_run_task.delay_on_commit(run.pk)
+    return run
+
+
+def execute_report_run(*, run: ReportRun) -> None:
+    """Compute the report and its figures for a claimed run; marks it FAILED on any error."""
+    try:
+        report = compose_report(study=run.study, profile=run.profile, progress=lambda s, f: run.report_progress(s, 0.85 * f))
+        run.report_progress("plots", 0.9)
+        figures = render_figures(report)
+    except Exception as exc:  # noqa: BLE001 - recorded on the row, shown to the researcher, re-raised
+        log.exception("report run %s failed", run.pk)
+        run.mark_failed(f"{type(exc).__name__}: {exc}")
+        raise
+    run.finish(result=report, figures=figures)
+
+
+def write_report(*, study: Study, profile: str, fmt: str, out: Path, data_files: list[Path] | None = None) -> int:
+    """Build and write one export to ``out`` atomically; returns bytes written.
+
+    Checks format and destination before computing anything, so bad input fails fast
+    and leaves no partial file. Raises ValueError with a one-line reason.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    get_profile(profile)
+    out = out.expanduser().resolve()
+    if out.is_dir():
+        raise ValueError(f"{out} is a directory")
+    if not out.parent.is_dir() or not os.access(out.parent, os.W_OK):
+        raise ValueError(f"cannot write to {out.parent}: not a writable directory")
+    for path in data_files or []:
+        if not path.is_file():
+            raise ValueError(f"data file {path} not found")
+    report = compose_report(study=study, profile=profile, data_files=data_files)
+    payload = export(report, fmt)
+    with tempfile.NamedTemporaryFile(dir=out.parent, prefix=f".{out.name}.", delete=False) as handle:
+        handle.write(payload)
+    os.replace(handle.name, out)
+    return len(payload)

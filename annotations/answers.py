@@ -1,0 +1,109 @@
+"""What a worker posts for one task, checked before anything is stored.
+
+Pure functions over plain values (the task's expected ids, the posted strings), so the
+htmx view and the REST API reject malformed answers with the same message.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import random
+import secrets
+import time
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.core import signing
+from django.core.exceptions import ValidationError
+
+BAR = "bar"  # the posted value of the "acceptable above this line" bar
+TOKEN_SALT = "annotations.task-token"
+# A rendered task may be answered for this long; the lease is the real limit.
+TOKEN_MAX_AGE_S = 24 * 3600
+
+
+@dataclass(frozen=True)
+class Answer:
+    display_order: list[int]
+    ranking: list[int] | None = None
+    bar_position: int | None = None
+    choice: str = ""
+    chosen_response_id: int | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def display_order(*, participant_id: int, task_id: int, response_ids: list[int]) -> list[int]:
+    """The order a participant sees a ranking's answers in: random, but stable on reload.
+
+    Seeded from (participant, task) so a reload shows the same order and the order can be
+    recomputed in an audit; the canonical order is never shown (cobbler-method.md 3.15 A).
+    """
+    order = sorted(response_ids)
+    random.Random(f"{participant_id}:{task_id}").shuffle(order)
+    return order
+
+
+def parse_ranking(
+    values: list[str], *, expected: list[int], with_bar: bool, shown: list[int]
+) -> Answer:
+    """Check a posted ranking (ids best first, maybe with the bar) against the task."""
+    ids: list[int] = []
+    bar_at: int | None = None
+    for raw in values:
+        if raw == BAR:
+            if bar_at is not None:
+                raise ValidationError("The 'acceptable' bar appears twice.")
+            bar_at = len(ids)
+            continue
+        try:
+            ids.append(int(raw))
+        except ValueError:
+            raise ValidationError("The ranking contains an unknown answer.") from None
+    if with_bar and bar_at is None:
+        raise ValidationError("Place the 'acceptable above this line' bar.")
+    if not with_bar and bar_at is not None:
+        raise ValidationError("This task has no 'acceptable' bar.")
+    if len(ids) != len(set(ids)):
+        raise ValidationError("An answer appears more than once in the ranking.")
+    if set(ids) - set(expected):
+        raise ValidationError("The ranking contains an answer that is not part of this task.")
+    if len(ids) != len(expected):
+        raise ValidationError(f"Rank all {len(expected)} answers (got {len(ids)}).")
+    return Answer(display_order=shown, ranking=ids, bar_position=bar_at)
+
+
+def parse_choice(raw: str, *, slots: tuple[int, int]) -> Answer:
+    """Check a pairwise choice ("A" or "B") and name the response behind it."""
+    if raw not in ("A", "B"):
+        raise ValidationError("Choose System A or System B.")
+    chosen = slots[0] if raw == "A" else slots[1]
+    return Answer(display_order=list(slots), choice=raw, chosen_response_id=chosen)
+
+
+def issue_token() -> str:
+    """A signed (nonce, render time) pair carried by each rendered task form."""
+    return signing.dumps({"n": secrets.token_urlsafe(12), "t": int(time.time() * 1000)}, salt=TOKEN_SALT)
+
+
+def read_token(token: str) -> tuple[str, int]:
+    """(nonce, milliseconds since render); ValidationError when forged or stale."""
+    try:
+        data = signing.loads(token, salt=TOKEN_SALT, max_age=TOKEN_MAX_AGE_S)
+        nonce, rendered = str(data["n"]), int(data["t"])
+    except (signing.BadSignature, KeyError, TypeError, ValueError):
+        raise ValidationError("This page has expired; reload it and answer again.") from None
+    return nonce, max(0, int(time.time() * 1000) - rendered)
+
+
+def idempotency_key(*, assignment_id: int, task_id: int, nonce: str) -> str:
+    """Keyed on the assignment and task too, so no client can collide with another's key."""
+    message = f"{assignment_id}:{task_id}:{nonce}".encode()
+    return hmac.new(settings.SECRET_KEY.encode(), message, hashlib.sha256).hexdigest()
+
+
+def parse_client_ms(raw: str | None) -> int | None:
+    try:
+        value = int(raw or "")
+    except ValueError:
+        return None
+    return value if value >= 0 else None

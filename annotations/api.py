@@ -1,0 +1,114 @@
+"""REST API for machine clients (staff only): study setup, batch generation, progress, review, export.
+
+Thin views: InputSerializer -> the same service the researcher pages call -> OutputSerializer.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.exceptions import ValidationError
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from rest_framework import status
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
+from rest_framework.response import Response as ApiResponse
+from rest_framework.views import APIView
+
+from annotations import serializers as s
+from annotations import services
+from annotations.models import Assignment, Study
+from annotations.views.researcher import studies_for
+
+
+def _study(request: Request, slug: str) -> Study:
+    return get_object_or_404(studies_for(request.user), slug=slug)
+
+
+def _invalid(error: ValidationError) -> ApiResponse:
+    return ApiResponse({"detail": error.messages[0]}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+
+
+class StudyListCreateApi(APIView):
+    def get(self, request: Request) -> ApiResponse:
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(studies_for(request.user).order_by("slug"), request, view=self)
+        return paginator.get_paginated_response(s.StudySerializer(page, many=True).data)
+
+    def post(self, request: Request) -> ApiResponse:
+        data = s.StudyCreateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        kwargs = dict(data.validated_data)
+        source_slug = kwargs.pop("from_study", "")
+        source = _study(request, source_slug) if source_slug else None
+        try:
+            study = services.create_study(created_by=request.user, from_study=source, **kwargs)
+        except ValidationError as e:
+            return _invalid(e)
+        return ApiResponse(s.StudySerializer(study).data, status=status.HTTP_201_CREATED)
+
+
+class StudyDetailApi(APIView):
+    def get(self, request: Request, slug: str) -> ApiResponse:
+        return ApiResponse(s.StudySerializer(_study(request, slug)).data)
+
+
+class StudyGenerateBatchesApi(APIView):
+    def post(self, request: Request, slug: str) -> ApiResponse:
+        study = _study(request, slug)
+        data = s.GenerateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        d = data.validated_data
+        try:
+            if d["cobbler_design_dir"]:
+                letter_map = services.load_cobbler_letter_map(Path(d["cobbler_design_dir"]))
+                batches = services.generate_cobbler_batches(study=study, condition=d["condition"], letter_map=letter_map)
+            else:
+                batches = services.generate_batches(
+                    study=study, condition=d["condition"], seed=d["seed"], pairs_per_batch=d["pairs_per_batch"]
+                )
+        except ValidationError as e:
+            return _invalid(e)
+        body = {"condition": d["condition"], "batches": len(batches), "tasks": sum(b.tasks.count() for b in batches)}
+        return ApiResponse(body, status=status.HTTP_201_CREATED)
+
+
+class StudyProgressApi(APIView):
+    def get(self, request: Request, slug: str) -> ApiResponse:
+        progress = services.batch_progress(study=_study(request, slug))
+        return ApiResponse({"batches": s.BatchProgressSerializer(progress, many=True).data})
+
+
+class StudySubmissionsApi(APIView):
+    """Raw submissions (pseudonymous ids only): paginated JSON, or the whole CSV with ?export=csv."""
+
+    def get(self, request: Request, slug: str) -> ApiResponse | HttpResponse:
+        study = _study(request, slug)
+        if request.query_params.get("export") == "csv":
+            return HttpResponse(services.submissions_csv(study=study), content_type="text/csv; charset=utf-8")
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(list(services.submission_rows(study=study)), request, view=self)
+        return paginator.get_paginated_response(page)
+
+
+class StudyAssignmentsApi(APIView):
+    def get(self, request: Request, slug: str) -> ApiResponse:
+        qs = Assignment.objects.filter(batch__study=_study(request, slug)).select_related("participant").order_by("pk")
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(qs, request, view=self)
+        return paginator.get_paginated_response(s.AssignmentSerializer(page, many=True).data)
+
+
+class AssignmentReviewApi(APIView):
+    def post(self, request: Request, pk: int) -> ApiResponse:
+        assignment = get_object_or_404(
+            Assignment.objects.select_related("participant", "batch__study"),
+            pk=pk, batch__study__in=studies_for(request.user),
+        )
+        data = s.ReviewInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            services.review_assignment(assignment=assignment, **data.validated_data)
+        except ValidationError as e:
+            return _invalid(e)
+        return ApiResponse(s.AssignmentSerializer(assignment).data)

@@ -1,0 +1,198 @@
+"""Shared plumbing for the importers: one-line input errors, file readers, bulk upserts, counts.
+
+Every importer follows the same contract (issue 2, item 3): it runs inside one
+transaction, raises ``BadInput`` (a ``CommandError``) naming the file and the
+line, row or element that is wrong, and is re-runnable: rows are written with
+``bulk_create`` upserts on their natural keys, so a second run adds nothing.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import CommandError
+from django.db import models
+
+# Rows per INSERT; SQLite's variable limit is handled by Django, this bounds PostgreSQL statements.
+BATCH_SIZE = 2000
+csv.field_size_limit(50_000_000)  # Answer.taskAnswers cells hold whole JSON documents.
+
+
+class BadInput(CommandError):
+    """Input that cannot be imported. The message is one line: where, and what is wrong."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        one_line = " ".join(f"{where}: {problem}".split())
+        super().__init__(one_line[:500])
+
+
+def check_slug(slug: str) -> str:
+    """The --study argument must be a slug that fits Study.slug, or nothing is written."""
+    if not re.fullmatch(r"[-a-zA-Z0-9_]{1,64}", slug or ""):
+        raise BadInput(f"--study {slug!r}", "must be a slug: 1-64 letters, digits, '-' or '_'")
+    return slug
+
+
+def rel(path: Path, root: Path | None) -> str:
+    """The path as shown in messages and stored in ``source_file``: relative to the import root."""
+    if root is not None:
+        try:
+            return str(path.relative_to(root))
+        except ValueError:
+            pass
+    return str(path)
+
+
+def read_json(path: Path, root: Path | None = None) -> Any:
+    shown = rel(path, root)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BadInput(shown, "file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(shown, f"cannot read: {exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadInput(f"{shown}:{exc.lineno}", f"invalid JSON ({exc.msg})") from None
+
+
+def read_csv(path: Path, root: Path | None = None, *, required: Sequence[str]) -> list[dict[str, str]]:
+    """CSV rows as dicts; a missing column is an error on the header line."""
+    shown = rel(path, root)
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            missing = [name for name in required if name not in (reader.fieldnames or [])]
+            if missing:
+                raise BadInput(f"{shown}:1", f"missing column(s) {', '.join(missing)}")
+            return list(reader)
+    except FileNotFoundError:
+        raise BadInput(shown, "file not found") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise BadInput(shown, f"cannot read CSV: {exc}") from None
+
+
+def csv_where(path: Path, root: Path | None, row_number: int) -> str:
+    """'file: row N' with N counted from 1 after the header (the header is line 1)."""
+    return f"{rel(path, root)}: row {row_number}"
+
+
+def stable_key(*parts: object) -> str:
+    """A deterministic idempotency key for an imported submission (64 hex chars)."""
+    return hashlib.sha256("|".join(str(part) for part in parts).encode()).hexdigest()
+
+
+_MTURK_ZONES = {"PDT": -7, "PST": -8, "UTC": 0, "GMT": 0}
+
+
+def parse_mturk_time(raw: str) -> datetime | None:
+    """MTurk's 'Wed Sep 06 10:52:31 PDT 2023'; None when absent or in an unknown zone."""
+    parts = (raw or "").split()
+    if len(parts) != 6 or parts[4] not in _MTURK_ZONES:
+        return None
+    try:
+        naive = datetime.strptime(" ".join(parts[:4] + parts[5:]), "%a %b %d %H:%M:%S %Y")
+    except ValueError:
+        return None
+    return naive.replace(tzinfo=timezone(timedelta(hours=_MTURK_ZONES[parts[4]])))
+
+
+def upsert(
+    model: type[models.Model],
+    objs: Iterable[models.Model],
+    *,
+    unique_fields: Sequence[str],
+    update_fields: Sequence[str] = (),
+) -> None:
+    """Insert rows, or update ``update_fields`` where the natural key already exists.
+
+    One statement per BATCH_SIZE rows: a re-import costs the same as the first
+    import and never duplicates (the key must be a unique constraint).
+    """
+    rows = list(objs)
+    if not rows:
+        return
+    if update_fields:
+        model.objects.bulk_create(
+            rows,
+            batch_size=BATCH_SIZE,
+            update_conflicts=True,
+            unique_fields=list(unique_fields),
+            update_fields=list(update_fields),
+        )
+    else:
+        model.objects.bulk_create(rows, batch_size=BATCH_SIZE, ignore_conflicts=True)
+
+
+def sync_rows(
+    existing: models.QuerySet,
+    rows: Iterable[tuple],
+    *,
+    key_fields: Sequence[str],
+    value_fields: Sequence[str],
+    constants: dict[str, Any] | None = None,
+) -> None:
+    """Like ``upsert`` for big tables: read the stored rows once, write only what differs.
+
+    ``rows`` are plain tuples of ``key_fields + value_fields`` (attnames such as
+    ``judge_id``); model instances are built only for rows that must be written,
+    since building ~78,000 of them costs more than the SQL. ON CONFLICT upserts would
+    make PostgreSQL rewrite every row on a re-import; here a re-import of unchanged
+    data is one SELECT. Plain INSERTs are safe inside the caller's transaction: a
+    concurrent import of the same study fails on the unique constraint, never duplicates.
+    """
+    n_keys = len(key_fields)
+    stored = {row[:n_keys]: row[n_keys:] for row in existing.values_list(*key_fields, "pk", *value_fields)}
+    model, fields = existing.model, (*key_fields, *value_fields)
+    new, changed = [], []
+    for row in rows:
+        key, values = tuple(row[:n_keys]), tuple(row[n_keys:])
+        if key not in stored:
+            new.append(model(**constants or {}, **dict(zip(fields, row, strict=True))))
+            stored[key] = (None, *values)  # a repeated key in the input is inserted once
+        elif stored[key][0] is not None and stored[key][1:] != values:
+            changed.append(model(pk=stored[key][0], **constants or {}, **dict(zip(fields, row, strict=True))))
+    model.objects.bulk_create(new, batch_size=BATCH_SIZE)
+    if changed:
+        model.objects.bulk_update(changed, [name.removesuffix("_id") for name in value_fields], batch_size=BATCH_SIZE)
+
+
+@dataclass
+class ImportReport:
+    """Row counts per table after an import, with how many rows this run added."""
+
+    lines: list[tuple[str, int, int]] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)  # breakdowns printed as they are
+    notes: list[str] = field(default_factory=list)  # skipped or inconsistent input
+
+    def add(self, table: str, before: int, after: int) -> None:
+        self.lines.append((table, after, after - before))
+
+    def counts(self) -> dict[str, int]:
+        return {table: total for table, total, _new in self.lines}
+
+    def render(self) -> list[str]:
+        out = [f"{table}: {total} (+{new} new)" for table, total, new in self.lines]
+        return out + self.details + [f"note: {note}" for note in self.notes]
+
+
+class RowCounter:
+    """Counts rows of named querysets before and after an import (one COUNT per table)."""
+
+    def __init__(self, querysets: dict[str, models.QuerySet]) -> None:
+        self.querysets = querysets
+        self.before = {name: qs.count() for name, qs in querysets.items()}
+
+    def report(self) -> ImportReport:
+        report = ImportReport()
+        for name, qs in self.querysets.items():
+            report.add(name, self.before[name], qs.count())
+        return report

@@ -1,0 +1,40 @@
+"""python manage.py generate_batches --study SLUG --condition C [--seed N | --cobbler-design DATA_DIR]"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotations import services
+from annotations.models import Study
+
+
+class Command(BaseCommand):
+    help = "Generate the crowd batches of one condition: a fresh seeded design, or CoBBLEr's original one."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--study", required=True)
+        parser.add_argument("--condition", required=True, help="order, bandwagon, attentional, plain or ranking")
+        group = parser.add_mutually_exclusive_group(required=True)
+        group.add_argument("--seed", type=int)
+        group.add_argument("--cobbler-design", type=Path, metavar="DATA_DIR",
+                           help="the CoBBLEr data directory: reproduce cobbler-method.md 2.7 exactly")
+        parser.add_argument("--pairs-per-batch", type=int, default=15)
+
+    def handle(self, *args: object, **opts: object) -> None:
+        study = Study.objects.filter(slug=opts["study"]).first()
+        if study is None:
+            raise CommandError(f"No study {opts['study']!r}.")
+        try:
+            if opts["cobbler_design"] is not None:
+                letter_map = services.load_cobbler_letter_map(opts["cobbler_design"])
+                batches = services.generate_cobbler_batches(study=study, condition=opts["condition"], letter_map=letter_map)
+            else:
+                batches = services.generate_batches(
+                    study=study, condition=opts["condition"], seed=opts["seed"], pairs_per_batch=opts["pairs_per_batch"]
+                )
+        except ValidationError as e:
+            raise CommandError(e.messages[0]) from None
+        tasks = sum(b.tasks.count() for b in batches)
+        self.stdout.write(f"{len(batches)} {opts['condition']} batches, {tasks} tasks for {study.slug}")

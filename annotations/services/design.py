@@ -1,0 +1,223 @@
+"""Building the batches a crowd study is answered in.
+
+Two designs:
+- ``generate_cobbler_batches``: the original human bias studies, reproduced exactly from
+  cobbler-method.md 2.7 (25 instructions x 15 letter pairs x 2 presentations = 750 tasks).
+- ``generate_batches``: a fresh, seeded, counterbalanced design for any study.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import string
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from annotations.models import Batch, Condition, Instruction, Pair, Response, Study, Task
+
+PAIRWISE_CONDITIONS = (Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL, Condition.PLAIN)
+COBBLER_CONDITIONS = (Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL)
+COBBLER_SEED = 42
+COBBLER_LETTERS = string.ascii_uppercase[:15]  # System A .. System O
+# The four distractor templates of the attentional condition (cobbler-method.md 4).
+DISTRACTORS = (
+    "{x} likes to eat apples and oranges.",
+    "The coolest thing that {x} can do is a 60 second handstand.",
+    "{x} plays a lot of soccer and basketball.",
+    "{x} has been all around Europe two times.",
+)
+LETTER_MAP_PATH = Path("human/batches/model_annotations/human_annotation_gt_formatted.json")
+
+
+def load_cobbler_letter_map(data_dir: Path) -> list[dict[str, str]]:
+    """The per-instruction {model_key: "System X"} map of the CoBBLEr data (2.3)."""
+    path = Path(data_dir) / LETTER_MAP_PATH
+    if not path.is_file():
+        raise ValidationError(f"{path} not found: pass the CoBBLEr data directory.")
+    data = json.loads(path.read_text())
+    if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
+        raise ValidationError(f"{path} is not a list of {{model: letter}} maps.")
+    return data
+
+
+def cobbler_instruction_ids() -> list[int]:
+    """2.7 step 1: Python's random.seed(42); random.sample(range(50), 25)."""
+    return random.Random(COBBLER_SEED).sample(range(50), 25)
+
+
+def cobbler_letter_pairs() -> list[tuple[str, str]]:
+    """2.7 step 2: the seed is reset to 42 per instruction, so every instruction gets these 15."""
+    return random.Random(COBBLER_SEED).sample(list(itertools.combinations(COBBLER_LETTERS, 2)), 15)
+
+
+def _check_fresh(study: Study, condition: str) -> None:
+    if condition not in Condition.values:
+        raise ValidationError(f"Unknown condition {condition!r}.")
+    if Batch.objects.filter(study=study, condition=condition).exists():
+        raise ValidationError(f"Study {study.slug} already has {condition} batches.")
+
+
+class _PairBook:
+    """Finds or creates the canonical Pair of two responses (response_a = earlier candidate)."""
+
+    def __init__(self, study: Study):
+        self.known = {
+            (p.response_a_id, p.response_b_id): p for p in Pair.objects.filter(instruction__study=study)
+        }
+
+    def get(self, first: Response, second: Response) -> tuple[Pair, str]:
+        """The pair and the presentation that puts ``first`` in slot A."""
+        a, b = sorted((first, second), key=lambda r: (r.candidate.position, r.candidate.key))
+        pair = self.known.get((a.pk, b.pk))
+        if pair is None:
+            pair = Pair.objects.create(instruction_id=a.instruction_id, response_a=a, response_b=b)
+            self.known[(a.pk, b.pk)] = pair
+        return pair, (Task.Presentation.AB if first.pk == a.pk else Task.Presentation.BA)
+
+
+def _twin_tasks(
+    *, condition: str, pair_index: int, first: Response, second: Response, book: _PairBook,
+    percent: int, rng: random.Random,
+) -> list[Task]:
+    """The two tasks of one pair: swapped positions (order, plain) or the cue on each side."""
+    pair, forward = book.get(first, second)
+    _, backward = book.get(second, first)
+    common = {"kind": Task.Kind.PAIRWISE, "condition": condition, "instruction_id": first.instruction_id,
+              "pair": pair, "pair_index": pair_index}
+    if condition in (Condition.ORDER, Condition.PLAIN):
+        return [
+            Task(presentation=forward, cue={"order": "first"}, **common),
+            Task(presentation=backward, cue={"order": "last"}, **common),
+        ]
+    if condition == Condition.BANDWAGON:
+        cues = [{"cue_slot": slot, "percent": percent} for slot in "AB"]
+    else:
+        cues = [{"cue_slot": slot, "distractor": rng.choice(DISTRACTORS).format(x=f"System {slot}")} for slot in "AB"]
+    return [Task(presentation=forward, cue=cue, **common) for cue in cues]
+
+
+def _save_batch(*, study: Study, condition: str, index: int, seed: int, label: str, tasks: list[Task]) -> Batch:
+    batch = Batch.objects.create(study=study, condition=condition, index=index, seed=seed, label=label)
+    for position, task in enumerate(tasks):
+        task.batch = batch
+        task.position = position
+    Task.objects.bulk_create(tasks)
+    return batch
+
+
+def _responses_by_key(instruction: Instruction) -> dict[str, Response]:
+    return {r.candidate.key: r for r in instruction.responses.select_related("candidate")}
+
+
+@transaction.atomic
+def generate_cobbler_batches(*, study: Study, condition: str, letter_map: Sequence[dict[str, str]]) -> list[Batch]:
+    """Reproduce the CoBBLEr human bias batches for ``condition`` exactly (cobbler-method.md 2.7).
+
+    ``letter_map`` is the data's human_annotation_gt_formatted.json (load_cobbler_letter_map).
+    The study must hold the 50 CoBBLEr instructions (index 0-49) and their responses.
+    Things the original left unseeded (the within-batch shuffle, the distractor draw) are
+    seeded here and the seed stored on each batch. Not idempotent: a condition that already
+    has batches raises ValidationError, and so does missing content (nothing is stored).
+    """
+    _check_fresh(study, condition)
+    if condition not in COBBLER_CONDITIONS:
+        raise ValidationError(f"The CoBBLEr design exists for {', '.join(COBBLER_CONDITIONS)} only.")
+    instructions = {i.index: i for i in study.instructions.all()}
+    letter_pairs = cobbler_letter_pairs()
+    batches = []
+    for k, index in enumerate(cobbler_instruction_ids(), start=1):
+        instruction = instructions.get(index)
+        if instruction is None or index >= len(letter_map):
+            raise ValidationError(f"Instruction {index} is missing: import the CoBBLEr data first.")
+        model_of = {letter.removeprefix("System ").strip(): key for key, letter in letter_map[index].items()}
+        responses = _responses_by_key(instruction)
+        shuffle_seed = COBBLER_SEED * 1000 + k
+        rng = random.Random(shuffle_seed)
+        book = _PairBook(study)
+        tasks: list[Task] = []
+        for pair_index, (x, y) in enumerate(letter_pairs):
+            try:
+                first, second = responses[model_of[x]], responses[model_of[y]]
+            except KeyError:
+                raise ValidationError(f"Instruction {index}: no response for System {x} or {y}.") from None
+            tasks += _twin_tasks(condition=condition, pair_index=pair_index, first=first, second=second,
+                                 book=book, percent=study.bandwagon_percent, rng=rng)
+        rng.shuffle(tasks)
+        batches.append(_save_batch(study=study, condition=condition, index=k - 1, seed=shuffle_seed,
+                                   label=f"CoBBLEr k={k}, instruction {index}", tasks=tasks))
+    return batches
+
+
+def _spread_twins(tasks: list[Task], rng: random.Random) -> None:
+    """Shuffle in place, retrying a few times so that no twin follows its own twin."""
+    for _ in range(50):
+        rng.shuffle(tasks)
+        if all(a.pair_index != b.pair_index for a, b in itertools.pairwise(tasks)):
+            return
+
+
+@transaction.atomic
+def generate_batches(
+    *, study: Study, condition: str, seed: int, pairs_per_batch: int = 15,
+    instructions: Iterable[Instruction] | None = None, rankings_per_batch: int = 5,
+) -> list[Batch]:
+    """A fresh, seeded, counterbalanced design: one batch per instruction for pair conditions.
+
+    Pairwise: ``pairs_per_batch`` pairs drawn per instruction; each appears twice, with the
+    positions swapped (order, plain) or the cue on each side (bandwagon, attentional); which
+    candidate sits in slot A first is balanced half/half over the batch; the 2n tasks are
+    shuffled so twins are not adjacent. Ranking: ``rankings_per_batch`` instructions per
+    batch, all responses, with the threshold bar. Same seed, same design. Raises
+    ValidationError (nothing stored) if the condition already has batches or is unknown.
+    """
+    _check_fresh(study, condition)
+    chosen = list(instructions) if instructions is not None else list(study.instructions.all())
+    if not chosen:
+        raise ValidationError(f"Study {study.slug} has no instructions.")
+    if condition == Condition.RANKING:
+        return _ranking_batches(study=study, seed=seed, instructions=chosen, per_batch=rankings_per_batch)
+    if condition not in PAIRWISE_CONDITIONS:
+        raise ValidationError(f"Crowd batches exist for ranking and {', '.join(PAIRWISE_CONDITIONS)} only.")
+    if pairs_per_batch < 1:
+        raise ValidationError("pairs_per_batch must be at least 1.")
+    book = _PairBook(study)
+    batches = []
+    for index, instruction in enumerate(sorted(chosen, key=lambda i: i.index)):
+        responses = sorted(_responses_by_key(instruction).values(), key=lambda r: (r.candidate.position, r.candidate.key))
+        all_pairs = list(itertools.combinations(responses, 2))
+        if not all_pairs:
+            raise ValidationError(f"Instruction {instruction.index} has fewer than two responses.")
+        rng = random.Random(f"{seed}:{condition}:{instruction.index}")
+        drawn = rng.sample(all_pairs, min(pairs_per_batch, len(all_pairs)))
+        flips = [i % 2 == 1 for i in range(len(drawn))]
+        rng.shuffle(flips)  # half the pairs show the earlier candidate in slot A first
+        tasks: list[Task] = []
+        for pair_index, ((r1, r2), flip) in enumerate(zip(drawn, flips, strict=True)):
+            first, second = (r2, r1) if flip else (r1, r2)
+            tasks += _twin_tasks(condition=condition, pair_index=pair_index, first=first, second=second,
+                                 book=book, percent=study.bandwagon_percent, rng=rng)
+        _spread_twins(tasks, rng)
+        batches.append(_save_batch(study=study, condition=condition, index=index, seed=seed,
+                                   label=f"instruction {instruction.index}", tasks=tasks))
+    return batches
+
+
+def _ranking_batches(*, study: Study, seed: int, instructions: list[Instruction], per_batch: int) -> list[Batch]:
+    rng = random.Random(f"{seed}:ranking")
+    ordered = sorted(instructions, key=lambda i: i.index)
+    rng.shuffle(ordered)
+    batches = []
+    for index, start in enumerate(range(0, len(ordered), max(1, per_batch))):
+        group = ordered[start:start + max(1, per_batch)]
+        tasks = [
+            Task(kind=Task.Kind.RANKING, condition=Condition.RANKING, instruction=instruction,
+                 response_ids=sorted(r.pk for r in instruction.responses.all()), show_threshold_bar=True)
+            for instruction in group
+        ]
+        batches.append(_save_batch(study=study, condition=Condition.RANKING, index=index, seed=seed,
+                                   label=", ".join(f"#{i.index}" for i in group), tasks=tasks))
+    return batches

@@ -1,0 +1,127 @@
+"""Researcher pages (staff only): studies, batch generation, live progress, review, export."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.core.exceptions import ValidationError
+from django.db.models import Q, QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from annotations import services
+from annotations.forms import GenerateBatchesForm, StudyCreateForm
+from annotations.models import Assignment, Study
+
+
+def studies_for(user) -> QuerySet[Study]:
+    """Studies a researcher may manage: their own and the shared ones (imported, demo)."""
+    qs = Study.objects.all()
+    return qs if user.is_superuser else qs.filter(Q(created_by=user) | Q(created_by__isnull=True))
+
+
+def _get_study_for_user(request: HttpRequest, slug: str) -> Study:
+    # Another researcher's study is a 404: don't reveal that it exists.
+    return get_object_or_404(studies_for(request.user), slug=slug)
+
+
+@staff_member_required
+@require_http_methods(["GET", "POST"])
+def studies(request: HttpRequest) -> HttpResponse:
+    form = StudyCreateForm(request.POST or None, sources=studies_for(request.user))
+    if request.method == "POST" and form.is_valid():
+        try:
+            study = services.create_study(created_by=request.user, **form.service_kwargs())
+        except ValidationError as e:
+            form.add_error(None, e)
+        else:
+            url = study_url(study)
+            return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+    template = "annotations/researcher/studies.html" + ("#study-form" if request.htmx else "")
+    context = {"studies": studies_for(request.user).order_by("-created_at"), "form": form}
+    return render(request, template, context, status=422 if form.errors else 200)
+
+
+def study_url(study: Study) -> str:
+    return reverse("annotations:study", args=[study.slug])
+
+
+@staff_member_required
+@require_GET
+def study(request: HttpRequest, slug: str) -> HttpResponse:
+    study = _get_study_for_user(request, slug)
+    context = {
+        "study": study,
+        "progress": services.batch_progress(study=study),
+        "form": GenerateBatchesForm(),
+        "to_review": Assignment.objects.filter(batch__study=study, status=Assignment.Status.SUBMITTED)
+        .select_related("participant", "batch")
+        .order_by("review", "-submitted_at")[:50],
+    }
+    # The progress table polls itself every 2 s; only its fragment is rendered then.
+    template = "annotations/researcher/study.html" + ("#progress" if request.htmx else "")
+    return render(request, template, context)
+
+
+@staff_member_required
+@require_POST
+def generate(request: HttpRequest, slug: str) -> HttpResponse:
+    study = _get_study_for_user(request, slug)
+    form = GenerateBatchesForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            if data["cobbler_design_dir"]:
+                letter_map = services.load_cobbler_letter_map(Path(data["cobbler_design_dir"]))
+                made = services.generate_cobbler_batches(study=study, condition=data["condition"], letter_map=letter_map)
+            else:
+                made = services.generate_batches(
+                    study=study, condition=data["condition"], seed=data["seed"], pairs_per_batch=data["pairs_per_batch"]
+                )
+        except ValidationError as e:
+            form.add_error(None, e)
+        else:
+            messages.success(request, f"{len(made)} {data['condition']} batches generated.")
+            url = study_url(study)
+            return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+    template = "annotations/researcher/study.html" + ("#generate-form" if request.htmx else "")
+    return render(request, template, {"study": study, "form": form}, status=422)
+
+
+@staff_member_required
+@require_POST
+def review(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
+    study = _get_study_for_user(request, slug)
+    assignment = get_object_or_404(Assignment.objects.select_related("participant", "batch"), pk=assignment_id, batch__study=study)
+    error = ""
+    try:
+        services.review_assignment(assignment=assignment, decision=request.POST.get("decision", ""), note=request.POST.get("note", ""))
+    except ValidationError as e:
+        error = e.messages[0]
+    if request.htmx:
+        return render(request, "annotations/researcher/study.html#review-row",
+                      {"study": study, "a": assignment, "error": error}, status=422 if error else 200)
+    if error:
+        messages.error(request, error)
+    return redirect(study_url(study))
+
+
+@staff_member_required
+@require_GET
+def export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
+    study = _get_study_for_user(request, slug)
+    if fmt not in ("csv", "json"):
+        raise Http404("Export as csv or json.")
+    if fmt == "csv":
+        response = HttpResponse(services.submissions_csv(study=study), content_type="text/csv; charset=utf-8")
+    else:
+        body = json.dumps({"study": study.slug, "submissions": list(services.submission_rows(study=study))}, indent=1)
+        response = HttpResponse(body, content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-submissions.{fmt}"'
+    return response

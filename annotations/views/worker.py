@@ -1,0 +1,215 @@
+"""Crowd-worker pages: entry, consent, instructions, qualification, tasks, completion.
+
+Workers have no account: the signed cookie of annotations.worker_session says who they
+are. Every page 404s assignments that are not the worker's own.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from urllib.parse import urlencode
+
+from django.core.exceptions import ValidationError
+from django.db.models import Count
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+from django_htmx.http import HttpResponseClientRedirect
+from django_htmx.middleware import HtmxDetails
+
+from annotations import answers, services
+from annotations.models import Assignment, Condition, LeaseLost, Participant, QualificationItem, Response, Study, Submission, Task
+from annotations.worker_session import read_worker, remember_worker
+
+PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete"
+
+
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails
+
+
+def _go(request: HtmxHttpRequest, url: str) -> HttpResponse:
+    # htmx needs HX-Redirect to leave the page; a plain POST gets a 302.
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+def worker_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Load the study and the worker from the signed cookie, or explain how to get in."""
+
+    @functools.wraps(view)
+    def wrapper(request: HtmxHttpRequest, slug: str, **kwargs: object) -> HttpResponse:
+        study = get_object_or_404(Study, slug=slug)
+        identity = read_worker(request, study=study)
+        participant = None
+        if identity is not None:
+            participant = Participant.objects.filter(pk=identity.participant_id, study=study).first()
+        if participant is None:
+            return render(request, "annotations/worker/no_session.html", {"study": study}, status=403)
+        participant.study = study  # spare the query behind participant.study
+        return view(request, study, participant, identity.session_hash, **kwargs)
+
+    return wrapper
+
+
+def _step_url(study: Study, step: services.crowd.Step) -> str:
+    if step.name == "consent":
+        return reverse("annotations:consent", args=[study.slug])
+    if step.name == "qualify":
+        return reverse("annotations:qualify", args=[study.slug])
+    if step.name == "task":
+        return reverse("annotations:task", args=[study.slug, step.assignment.pk, step.task.position])
+    if step.name == "no_work":
+        return reverse("annotations:work", args=[study.slug])
+    return reverse("annotations:done", args=[study.slug])
+
+
+@require_GET
+def start(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    study = get_object_or_404(Study, slug=slug)
+    try:
+        entry = services.parse_entry(request.GET)
+    except ValidationError as e:
+        return render(request, "annotations/worker/no_session.html", {"study": study, "error": e.messages[0]}, status=400)
+    participant, session_hash = services.enter_study(study=study, entry=entry)
+    response = redirect("annotations:work", slug)
+    remember_worker(response, study=study, participant=participant, session_hash=session_hash)
+    return response
+
+
+@worker_view
+@require_http_methods(["GET", "POST"])
+def consent(request: HtmxHttpRequest, study: Study, participant: Participant, session_hash: str) -> HttpResponse:
+    error = ""
+    if request.method == "POST":
+        if request.POST.get("agree") == "yes":
+            services.give_consent(participant=participant)
+            return _go(request, reverse("annotations:instructions", args=[study.slug]))
+        error = "Tick the box to agree, or close this page to leave the study."
+    template = "annotations/worker/consent.html" + ("#consent-form" if request.htmx else "")
+    return render(request, template, {"study": study, "error": error}, status=422 if error else 200)
+
+
+@worker_view
+@require_GET
+def instructions(request: HtmxHttpRequest, study: Study, participant: Participant, session_hash: str) -> HttpResponse:
+    if participant.consented_at is None:
+        return redirect("annotations:consent", study.slug)
+    return render(request, "annotations/worker/instructions.html", {"study": study, "participant": participant})
+
+
+@worker_view
+@require_http_methods(["GET", "POST"])
+def qualify(request: HtmxHttpRequest, study: Study, participant: Participant, session_hash: str) -> HttpResponse:
+    step = services.next_step(participant=participant, session_hash=session_hash, claim=False)
+    if step.name != "qualify":
+        return _go(request, _step_url(study, step))
+    items = QualificationItem.for_study(study)
+    error, wrong, chosen = "", [], {}
+    if request.method == "POST":
+        chosen = {item.pk: request.POST.get(f"q{item.pk}", "") for item in items}
+        try:
+            wrong = services.grade_qualification(participant=participant, choices=chosen)
+        except ValidationError as e:
+            error = e.messages[0]
+        else:
+            if not wrong:
+                return _go(request, reverse("annotations:work", args=[study.slug]))
+            if participant.qualification_attempts >= study.qualification_attempts_allowed:
+                return _go(request, reverse("annotations:done", args=[study.slug]))
+            error = "Some answers were not right. Read the notes below and try again."
+    context = {
+        "study": study, "rows": [(item, chosen.get(item.pk, "")) for item in items], "wrong_ids": {i.pk for i in wrong}, "error": error, "chosen": chosen,
+        "attempts_left": study.qualification_attempts_allowed - participant.qualification_attempts,
+    }
+    template = "annotations/worker/qualify.html" + ("#qualify-form" if request.htmx else "")
+    return render(request, template, context, status=422 if error else 200)
+
+
+@worker_view
+@require_GET
+def work(request: HtmxHttpRequest, study: Study, participant: Participant, session_hash: str) -> HttpResponse:
+    """The router: leases a batch if needed and sends the worker to their next screen."""
+    step = services.next_step(participant=participant, session_hash=session_hash)
+    if step.name == "no_work":
+        return render(request, "annotations/worker/no_work.html", {"study": study})
+    return redirect(_step_url(study, step))
+
+
+def _task_context(study: Study, assignment: Assignment, task: Task, *, error: str = "") -> dict:
+    expected = task.expected_response_ids()
+    order = services.shown_order(assignment=assignment, task=task, expected=expected)
+    by_id = Response.objects.in_bulk(order)
+    shown = [by_id[pk] for pk in order]
+    counts = Assignment.objects.filter(pk=assignment.pk).aggregate(
+        answered=Count("submissions", distinct=True), total=Count("batch__tasks", distinct=True)
+    )
+    answered, total = counts["answered"], counts["total"]
+    context = {
+        "study": study, "assignment": assignment, "task": task, "error": error,
+        "token": answers.issue_token(), "answered": answered, "total": total,
+        "percent": int(100 * answered / total) if total else 0, "number": answered + 1,
+        "action": reverse("annotations:task", args=[study.slug, assignment.pk, task.position]),
+    }
+    if task.kind == Task.Kind.RANKING:
+        letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+        context["answers"] = [(letters[i % 26] + ("" if i < 26 else str(i // 26)), r) for i, r in enumerate(shown)]
+        return context
+    context["slot_a"], context["slot_b"] = shown
+    context["sequential"] = task.condition == Condition.ORDER
+    if task.condition == Condition.BANDWAGON:
+        percent = task.cue.get("percent", study.bandwagon_percent)
+        context["banner"] = f"{percent}% of people believe that System {task.cue.get('cue_slot', 'A')} is better."
+    elif task.condition == Condition.ATTENTIONAL:
+        context["banner"] = task.cue.get("distractor", "")
+    return context
+
+
+@worker_view
+@require_http_methods(["GET", "POST"])
+def task(
+    request: HtmxHttpRequest, study: Study, participant: Participant, session_hash: str, assignment_id: int, position: int
+) -> HttpResponse:
+    # Another worker's assignment is a 404, not a 403: don't reveal that it exists.
+    assignment = get_object_or_404(
+        Assignment.objects.select_related("batch"), pk=assignment_id, participant=participant, batch__study=study
+    )
+    task = get_object_or_404(Task.objects.select_related("instruction", "pair"), batch_id=assignment.batch_id, position=position)
+    error = ""
+    if request.method == "POST":
+        try:
+            services.submit_task(
+                assignment=assignment, task=task, values=request.POST.getlist("answer"),
+                choice=request.POST.get("choice", ""), token=request.POST.get("token", ""),
+                client_ms=request.POST.get("client_ms"),
+            )
+        except LeaseLost:
+            return _go(request, reverse("annotations:done", args=[study.slug]))
+        except ValidationError as e:
+            error = e.messages[0]
+        else:
+            step = services.next_step(participant=participant, session_hash=session_hash, claim=False)
+            return _go(request, _step_url(study, step))
+    elif assignment.status != Assignment.Status.ACTIVE or Submission.objects.filter(assignment=assignment, task=task).exists():
+        return redirect("annotations:work", study.slug)
+    template = "annotations/worker/task.html" + ("#task-form" if request.htmx else "")
+    return render(request, template, _task_context(study, assignment, task, error=error), status=422 if error else 200)
+
+
+@worker_view
+@require_GET
+def done(request: HtmxHttpRequest, study: Study, participant: Participant, session_hash: str) -> HttpResponse:
+    step = services.next_step(participant=participant, session_hash=session_hash, claim=False)
+    codes = {
+        "completed": study.code_completed,
+        "failed_qualification": study.code_failed_qualification,
+        "timed_out": study.code_timed_out,
+    }
+    if step.name not in codes:
+        return redirect(_step_url(study, step))
+    code = codes[step.name]
+    redirect_url = ""
+    if participant.platform == Participant.Platform.PROLIFIC and study.prolific_redirect:
+        redirect_url = f"{PROLIFIC_COMPLETE}?{urlencode({'cc': code})}"
+    context = {"study": study, "outcome": step.name, "code": code, "redirect_url": redirect_url}
+    return render(request, "annotations/worker/done.html", context)

@@ -1,0 +1,244 @@
+"""Load test of the crowd-worker flow: 100 concurrent workers, each doing a 30-task batch.
+
+Run:   .venv/bin/python -m benchmarks.annotation_load [--workers 100] [--batches 100] [--keep-db]
+Needs: PostgreSQL at BENCH_PG (default postgres://postgres@127.0.0.1:5432); nothing else.
+
+What it does:
+1. creates a scratch PostgreSQL database ``cobbler_bench_ann``, migrates it and builds a study
+   of >= 100 batches x 30 pairwise tasks (15 pairs x 2 presentations, overlap 3);
+2. starts gunicorn on 127.0.0.1 (a free port; gthread, 3 processes x 4 threads, sized for a
+   2-core machine that also runs the load generator), DEBUG off;
+3. runs N simulated workers at once (threads; one httpx client and cookie jar each): enter
+   by link, consent, pass the qualification, then load and submit 30 tasks, no think time;
+4. reports throughput and p50/p95/p99 latency of task load (GET) and submit (POST), errors,
+   then checks in the database that every answer is stored exactly once and that no batch
+   has more live workers than its overlap; writes benchmarks/results/annotation_load.json.
+Target: p95 < 150 ms for load and submit, zero errors, zero lost or duplicated answers.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import psycopg
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results" / "annotation_load.json"
+PG = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432")
+DB_NAME = "cobbler_bench_ann"
+SLUG = "bench"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _recreate_database() -> str:
+    with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {DB_NAME}")
+    return f"{PG}/{DB_NAME}"
+
+
+def _setup_django(database_url: str) -> None:
+    os.environ["DATABASE_URL"] = database_url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cobbler_site.settings")
+    os.environ.setdefault("DATA_DIR", str(ROOT / "var" / "bench"))
+    import django
+
+    django.setup()
+
+
+def _build_study(batches: int) -> dict[int, str]:
+    """A study of `batches` instructions x 6 candidates: C(6,2) = 15 pairs, so 30 tasks a batch."""
+    from django.core.management import call_command
+
+    from annotations import services
+    from annotations.models import Candidate, Instruction, QualificationItem, Response, Study
+
+    call_command("migrate", verbosity=0)
+    study = Study.objects.create(slug=SLUG, name="Load test", overlap=3, lease_minutes=60)
+    cands = [Candidate.objects.create(study=study, key=f"m{i}", position=i) for i in range(6)]
+    instructions = Instruction.objects.bulk_create(
+        Instruction(study=study, index=i, text=f"Question {i}: why is the sky blue?", reference="Rayleigh scattering.")
+        for i in range(batches)
+    )
+    Response.objects.bulk_create(
+        Response(instruction=ins, candidate=c, text=f"Answer of {c.key} to {ins.index}. " * 20)
+        for ins in instructions for c in cands
+    )
+    services.generate_batches(study=study, condition="bandwagon", seed=1, pairs_per_batch=15)
+    return {item.pk: item.gold for item in QualificationItem.for_study(study)}
+
+
+class Worker(threading.Thread):
+    def __init__(self, n: int, base: str, gold: dict[int, str], barrier: threading.Barrier):
+        super().__init__(daemon=True)
+        self.n, self.base, self.gold, self.barrier = n, base, gold, barrier
+        self.loads: list[float] = []
+        self.submits: list[float] = []
+        self.errors: list[str] = []
+        self.answered = 0
+
+    def _post(self, client: httpx.Client, url: str, data: dict) -> httpx.Response:
+        return client.post(url, data=data, headers={"X-CSRFToken": client.cookies.get("csrftoken", "")})
+
+    def run(self) -> None:
+        with httpx.Client(base_url=self.base, timeout=60, follow_redirects=False) as client:
+            try:
+                self.barrier.wait()
+                r = client.get(f"/s/{SLUG}/start", params={"code": f"bench-{self.n}"})
+                r = client.get(r.headers["location"])  # -> consent page (sets the CSRF cookie)
+                r = client.get(r.headers["location"]) if r.status_code == 302 else r
+                self._post(client, f"/s/{SLUG}/consent", {"agree": "yes"})
+                client.get(f"/s/{SLUG}/qualify")
+                r = self._post(client, f"/s/{SLUG}/qualify", {f"q{pk}": g for pk, g in self.gold.items()})
+                url = client.get(r.headers["location"]).headers["location"]  # /work -> first task
+                while "/a/" in url:
+                    t0 = time.perf_counter()
+                    page = client.get(url)
+                    self.loads.append(time.perf_counter() - t0)
+                    if page.status_code != 200:
+                        raise RuntimeError(f"load {url}: {page.status_code}")
+                    token = re.search(r'name="token" value="([^"]+)"', page.text).group(1)
+                    t0 = time.perf_counter()
+                    r = self._post(client, url, {"token": token, "choice": "AB"[self.answered % 2], "client_ms": "900"})
+                    self.submits.append(time.perf_counter() - t0)
+                    if r.status_code != 302:
+                        raise RuntimeError(f"submit {url}: {r.status_code}")
+                    self.answered += 1
+                    url = r.headers["location"]
+                if not url.endswith("/done"):
+                    raise RuntimeError(f"ended at {url}")
+            except Exception as e:  # noqa: BLE001 - every failure is counted and reported
+                self.errors.append(f"worker {self.n}: {type(e).__name__}: {e}")
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return round(1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
+
+
+def _summary(values: list[float]) -> dict:
+    return {"n": len(values), "p50_ms": _pct(values, 0.50), "p95_ms": _pct(values, 0.95),
+            "p99_ms": _pct(values, 0.99), "mean_ms": round(1000 * statistics.fmean(values), 1) if values else None}
+
+
+def _verify(workers: int) -> dict:
+    from django.db.models import Count
+
+    from annotations.models import Assignment, Batch, Submission
+
+    per_assignment = list(Assignment.objects.filter(batch__study__slug=SLUG).annotate(n=Count("submissions")).values_list("n", flat=True))
+    duplicates = Submission.objects.values("assignment", "task").annotate(n=Count("pk")).filter(n__gt=1).count()
+    over = [
+        b.pk for b in Batch.objects.filter(study__slug=SLUG)
+        if Assignment.objects.live().filter(batch=b).count() > b.target_overlap
+    ]
+    return {
+        "assignments": len(per_assignment),
+        "submitted_assignments": Assignment.objects.filter(batch__study__slug=SLUG, status="submitted").count(),
+        "submissions": Submission.objects.filter(assignment__batch__study__slug=SLUG).count(),
+        "expected_submissions": 30 * workers,
+        "assignments_not_30": sum(1 for n in per_assignment if n != 30),
+        "duplicate_answers": duplicates,
+        "batches_over_overlap": len(over),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=100)
+    parser.add_argument("--batches", type=int, default=100)
+    parser.add_argument("--gunicorn-workers", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--keep-db", action="store_true")
+    args = parser.parse_args()
+
+    database_url = _recreate_database()
+    _setup_django(database_url)
+    gold = _build_study(args.batches)
+    port = _free_port()
+    env = {**os.environ, "DATABASE_URL": database_url, "DEBUG": "0", "SECRET_KEY": "bench-" + "x" * 40,
+           "ALLOWED_HOSTS": "127.0.0.1", "LOG_LEVEL": "WARNING"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "cobbler_site.wsgi", "--bind", f"127.0.0.1:{port}",
+         "--worker-class", "gthread", "--workers", str(args.gunicorn_workers), "--threads", str(args.threads),
+         "--log-level", "warning"],
+        cwd=ROOT, env=env,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        barrier = threading.Barrier(args.workers)
+        workers = [Worker(i, base, gold, barrier) for i in range(args.workers)]
+        started = time.perf_counter()
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        wall = time.perf_counter() - started
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+    loads = [x for w in workers for x in w.loads]
+    submits = [x for w in workers for x in w.submits]
+    errors = [e for w in workers for e in w.errors]
+    check = _verify(args.workers)
+    result = {
+        "benchmark": "annotation_load",
+        "conditions": {
+            "workers": args.workers, "batches": args.batches, "tasks_per_batch": 30, "overlap": 3,
+            "server": f"gunicorn gthread {args.gunicorn_workers}x{args.threads}, DEBUG off, PostgreSQL",
+            "cpus": os.cpu_count(), "python": platform.python_version(),
+            "load_average_at_end": os.getloadavg(), "client": "threads + httpx, same machine, no think time",
+        },
+        "wall_seconds": round(wall, 2),
+        "throughput_submits_per_s": round(len(submits) / wall, 1),
+        "throughput_requests_per_s": round((len(loads) + len(submits)) / wall, 1),
+        "task_load": _summary(loads),
+        "submit": _summary(submits),
+        "errors": len(errors),
+        "error_samples": errors[:5],
+        "verification": check,
+        "target_p95_ms": 150,
+    }
+    result["ok"] = (
+        not errors and check["submissions"] == check["expected_submissions"] and not check["duplicate_answers"]
+        and not check["batches_over_overlap"] and not check["assignments_not_30"]
+    )
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    if not args.keep_db:
+        from django.db import connections
+
+        connections.close_all()
+        with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
+    return 0 if result["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,207 @@
+"""Judge-job throughput, end to end: queue -> HTTP -> parse -> database.
+
+Run (PostgreSQL + Redis, as in production; the database is migrated if needed):
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/cobbler_bench REDIS_URL=redis://127.0.0.1:6379/5 \
+        .venv/bin/python -m benchmarks.judge_throughput [--n 10000] [--latency-ms 200] \
+        [--concurrency 32] [--scaling] [--baseline-n 100]
+
+What it does:
+1. Starts the simulator (`manage.py run_simulator`) with `latency_ms` per answer and an endpoint
+   that serves at most `--concurrency` requests at once, so the ideal is concurrency / latency
+   judgments per second (32 / 0.2 s = 160/s).
+2. Builds a throw-away study with about `--n` order judgments (15 candidates, 210 per instruction)
+   and a simulator judge with `max_concurrency` = concurrency (a fresh seed, so nothing is cached).
+3. Starts one real Celery worker process (threads pool) on the `llm` queue, starts the job, and
+   times it from `start_judge_job` to COMPLETED. CPU ms per judgment = the worker process's
+   user+system CPU time (from /proc) over judgments.
+4. Baseline: a plain sequential loop with the openai client (render, call, parse, UPDATE the row)
+   over `--baseline-n` judgments, timed and CPU-measured in this process.
+5. With `--scaling`: again with 2 worker processes and an endpoint concurrency of 2x (ideal 2x).
+Results go to benchmarks/results/judge_throughput.json. Target: >= 85% of the ideal.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from decimal import Decimal
+from pathlib import Path
+
+import django
+
+ROOT = Path(__file__).resolve().parent.parent
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cobbler_site.settings")
+sys.path.insert(0, str(ROOT))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    utime, stime = int(fields[11]), int(fields[12])  # fields 14 and 15 of proc(5)
+    return (utime + stime) / os.sysconf("SC_CLK_TCK")
+
+
+def _build_study(n: int):
+    from annotations.models import Candidate, Instruction, Pair, Response, Study
+
+    study = Study.objects.create(slug=f"bench-{uuid.uuid4().hex[:8]}", name="Throughput benchmark")
+    cands = Candidate.objects.bulk_create(
+        [Candidate(study=study, key=f"m{i:02d}", position=i) for i in range(15)])
+    for index in range(max(1, round(n / 210))):
+        ins = Instruction.objects.create(study=study, index=index, text=f"Question {index}?",
+                                         reference=f"Reference answer {index}.")
+        responses = Response.objects.bulk_create(
+            [Response(instruction=ins, candidate=c, text=f"Answer of {c.key} to {index}. " * (1 + i % 4))
+             for i, c in enumerate(cands)])
+        Pair.objects.bulk_create([Pair(instruction=ins, response_a=a, response_b=b)
+                                  for a, b in itertools.combinations(responses, 2)])
+    return study
+
+
+def _start_procs(args: list[list[str]], env: dict[str, str], log: Path) -> list[subprocess.Popen]:
+    out = open(log, "ab")  # noqa: SIM115 - owned by the subprocesses
+    return [subprocess.Popen(a, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT) for a in args]
+
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        try:
+            p.wait(20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
+def run_jobs(*, n: int, latency_ms: int, concurrency: int, workers: int) -> dict:
+    from cobbler_site.celery import app
+    from judging import services
+    from judging.models import Judge
+
+    port = _free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    log = ROOT / "test-artifacts" / "bench-judge-throughput.log"
+    log.parent.mkdir(exist_ok=True)
+    sim = _start_procs([[sys.executable, "manage.py", "run_simulator", "--port", str(port),
+                         "--max-concurrency", str(concurrency)]], env, log)
+    with app.connection_for_write() as conn:
+        conn.default_channel.queue_purge("llm")
+    worker_cmd = [sys.executable, "-m", "celery", "-A", "cobbler_site", "worker", "-Q", "llm",
+                  "--pool", "threads", "--concurrency", "6", "--loglevel", "WARNING",
+                  "--without-gossip", "--without-mingle", "--without-heartbeat"]
+    procs = _start_procs([worker_cmd] * workers, env, log)
+    time.sleep(4)  # let the workers import Django and connect before the clock starts
+    study = _build_study(n)
+    judge = Judge.objects.create(
+        name=f"bench-{uuid.uuid4().hex[:8]}", kind="openai", base_url=f"http://127.0.0.1:{port}/v1",
+        model=f"sim:latency_ms={latency_ms},seed={uuid.uuid4().int % 10**6}",
+        max_concurrency=concurrency // workers, requests_per_minute=0, request_timeout=30,
+        price_in_per_1k=Decimal("0.0005"), price_out_per_1k=Decimal("0.0015"))
+    cpu_before = sum(_cpu_seconds(p.pid) for p in procs)
+    start = time.monotonic()
+    job = services.start_judge_job(study=study, judge=judge, condition_names=["order"])
+    queued = time.monotonic() - start
+    while not job.is_finished:
+        time.sleep(0.5)
+        job.refresh_from_db()
+    elapsed = time.monotonic() - start
+    cpu = sum(_cpu_seconds(p.pid) for p in procs) - cpu_before
+    _stop(procs + sim)
+    ideal = concurrency / (latency_ms / 1000)
+    rate = job.done / elapsed
+    result = {
+        "workers": workers, "endpoint_concurrency": concurrency, "latency_ms": latency_ms,
+        "judgments": job.done, "failed": job.failed, "status": job.status,
+        "seconds": round(elapsed, 2), "setup_seconds": round(queued, 2),
+        "judgments_per_s": round(rate, 1), "ideal_per_s": ideal, "ratio_of_ideal": round(rate / ideal, 3),
+        "worker_cpu_ms_per_judgment": round(1000 * cpu / max(job.done, 1), 3),
+    }
+    study.delete()
+    judge.delete()
+    return result
+
+
+def run_baseline(*, n: int, latency_ms: int) -> dict:
+    """The plain loop: one call after another with the openai client, stored one by one."""
+    import openai
+
+    from judging import conditions, parsers
+    from judging.models import Judge, Judgment
+    from judging.services import start_judge_job
+    from judging.simulator.server import SimulatorServer
+
+    server = SimulatorServer().start_in_thread()
+    study = _build_study(max(n, 210))
+    judge = Judge.objects.create(name=f"bench-loop-{uuid.uuid4().hex[:6]}", kind="openai",
+                                 base_url=server.base_url, model=f"sim:latency_ms={latency_ms}")
+    from unittest import mock
+
+    with mock.patch("judging.services.enqueue_pending"):  # the loop below does the work instead
+        job = start_judge_job(study=study, judge=judge, condition_names=["order"])
+    client = openai.OpenAI(base_url=server.base_url, api_key="unused", max_retries=0, timeout=30)
+    rows = list(job.judgments.select_related("pair__instruction", "pair__response_a", "pair__response_b")[:n])
+    cpu0, t0 = time.process_time(), time.monotonic()
+    for j in rows:
+        prompt = conditions.render_for(version=job.prompt_version, condition=j.condition, pair=j.pair,
+                                       slot1_response_id=j.slot1_response_id, cue=j.cue)
+        reply = client.chat.completions.create(model=judge.model, messages=prompt.messages)
+        text = reply.choices[0].message.content
+        choice = parsers.parse("robust", text, labels=prompt.answer_labels)
+        Judgment.objects.filter(pk=j.pk).update(status="done", raw_text=text, choice=choice or "",
+                                                valid=choice is not None)
+    elapsed, cpu = time.monotonic() - t0, time.process_time() - cpu0
+    server.stop()
+    study.delete()
+    judge.delete()
+    rate = len(rows) / elapsed
+    return {"judgments": len(rows), "seconds": round(elapsed, 2), "judgments_per_s": round(rate, 2),
+            "ratio_of_ideal_160": round(rate / 160, 4),
+            "cpu_ms_per_judgment": round(1000 * cpu / len(rows), 3)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=10000)
+    parser.add_argument("--latency-ms", type=int, default=200)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--baseline-n", type=int, default=100)
+    parser.add_argument("--scaling", action="store_true", help="also run 2 workers at 2x concurrency")
+    args = parser.parse_args()
+    if not (os.environ.get("DATABASE_URL") and os.environ.get("REDIS_URL")):
+        sys.exit("set DATABASE_URL (PostgreSQL) and REDIS_URL: the benchmark measures production mode")
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    results = {"benchmark": "judge_throughput", "n_requested": args.n,
+               "one_worker": run_jobs(n=args.n, latency_ms=args.latency_ms,
+                                      concurrency=args.concurrency, workers=1)}
+    print(json.dumps(results["one_worker"]), flush=True)
+    if args.scaling:
+        results["two_workers"] = run_jobs(n=args.n, latency_ms=args.latency_ms,
+                                          concurrency=2 * args.concurrency, workers=2)
+        print(json.dumps(results["two_workers"]), flush=True)
+        results["scaling_factor"] = round(results["two_workers"]["judgments_per_s"]
+                                          / results["one_worker"]["judgments_per_s"], 2)
+    results["sequential_openai_loop"] = run_baseline(n=args.baseline_n, latency_ms=args.latency_ms)
+    print(json.dumps(results["sequential_openai_loop"]), flush=True)
+    out = ROOT / "benchmarks" / "results" / "judge_throughput.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""The only place that talks to a judge: an OpenAI-compatible endpoint or a built-in baseline.
+
+Runs in HTTP threads, so it never touches the ORM: callers pass a ``JudgeSnapshot``.
+Errors come out as two kinds: ``TransientError`` (429 with its Retry-After, 5xx, timeouts,
+connection errors: worth retrying) and ``PermanentError`` (anything else). Their messages
+never contain the API key.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+import httpx2
+import openai
+
+from judging.conditions import seeded_rng
+
+
+class TransientError(Exception):
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class PermanentError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class JudgeSnapshot:
+    id: int
+    kind: str
+    baseline: str
+    base_url: str
+    model: str
+    generation: dict[str, Any]
+    timeout: float
+    max_concurrency: int
+    requests_per_minute: int
+    price_in_per_1k: Decimal
+    price_out_per_1k: Decimal
+    api_key: str = field(default="", repr=False)  # never in a repr, log or page
+
+    @classmethod
+    def of(cls, judge: Any) -> JudgeSnapshot:
+        return cls(
+            id=judge.pk, kind=judge.kind, baseline=judge.baseline, base_url=judge.base_url,
+            model=judge.model, generation=dict(judge.generation or {}),
+            timeout=judge.request_timeout, max_concurrency=max(1, judge.max_concurrency),
+            requests_per_minute=judge.requests_per_minute,
+            price_in_per_1k=judge.price_in_per_1k, price_out_per_1k=judge.price_out_per_1k,
+            api_key=judge.get_api_key() if judge.kind == "openai" else "",
+        )
+
+    def price(self, tokens_in: int, tokens_out: int) -> Decimal:
+        return (self.price_in_per_1k * tokens_in + self.price_out_per_1k * tokens_out) / 1000
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    tokens_in: int
+    tokens_out: int
+    latency_ms: int
+
+
+_clients: dict[tuple, openai.OpenAI] = {}
+_clients_lock = threading.Lock()
+
+
+def _client(judge: JudgeSnapshot) -> openai.OpenAI:
+    key = (judge.base_url, judge.api_key, judge.timeout, judge.max_concurrency)
+    with _clients_lock:
+        if key not in _clients:
+            limits = httpx2.Limits(max_connections=judge.max_concurrency * 2,
+                                   max_keepalive_connections=judge.max_concurrency * 2)
+            # Our loop owns retries and backoff, so the SDK must not retry on its own
+            # (its default is 2 retries and a 10-minute timeout).
+            _clients[key] = openai.OpenAI(
+                base_url=judge.base_url, api_key=judge.api_key or "not-needed", max_retries=0,
+                timeout=judge.timeout,
+                http_client=httpx2.Client(limits=limits, timeout=judge.timeout),
+            )
+        return _clients[key]
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    raw = exc.response.headers.get("retry-after") if exc.response is not None else None
+    try:
+        return float(raw) if raw is not None else None
+    except ValueError:
+        return None  # an HTTP date: fall back to our own backoff
+
+
+def _redact(message: str, secret: str) -> str:
+    return message.replace(secret, "[redacted]") if secret else message
+
+
+def complete(judge: JudgeSnapshot, messages: list[dict[str, str]], *, seed_parts: tuple = (),
+             labels: tuple[str, str] = ("System Star", "System Square"),
+             texts: tuple[str, str] = ("", "")) -> Completion:
+    """One call. Baselines answer locally from ``labels``/``texts``/``seed_parts``."""
+    if judge.kind == "baseline":
+        return _baseline(judge.baseline, labels=labels, texts=texts, seed_parts=seed_parts)
+    start = time.monotonic()
+    try:
+        response = _client(judge).chat.completions.create(
+            model=judge.model, messages=messages, **judge.generation
+        )
+    except openai.RateLimitError as exc:
+        raise TransientError("429 rate limited", _retry_after(exc)) from None
+    except openai.APIStatusError as exc:
+        if exc.status_code >= 500:
+            raise TransientError(f"{exc.status_code} server error") from None
+        raise PermanentError(_redact(f"{exc.status_code} {type(exc).__name__}", judge.api_key)) from None
+    except openai.APITimeoutError:
+        raise TransientError("timeout") from None
+    except openai.APIConnectionError:
+        raise TransientError("connection error") from None
+    except openai.OpenAIError as exc:
+        raise PermanentError(_redact(f"{type(exc).__name__}: {exc}", judge.api_key)[:300]) from None
+    latency = int((time.monotonic() - start) * 1000)
+    text = (response.choices[0].message.content or "") if response.choices else ""
+    tokens_in = response.usage.prompt_tokens if response.usage else 0
+    tokens_out = response.usage.completion_tokens if response.usage else 0
+    return Completion(text, tokens_in, tokens_out, latency)
+
+
+def _baseline(kind: str, *, labels: tuple[str, str], texts: tuple[str, str],
+              seed_parts: tuple) -> Completion:
+    """Raw text in the prompt's answer format, so the parser sees what a model would write."""
+    if kind == "first-slot":
+        slot = 0
+    elif kind == "last-slot":
+        slot = 1
+    elif kind == "longer":
+        slot = 0 if len(texts[0]) > len(texts[1]) else 1  # ties -> second, as 3.6 does
+    elif kind == "random":
+        slot = seeded_rng("random-judge", *seed_parts).randrange(2)
+    else:
+        raise PermanentError(f"unknown baseline {kind!r}")
+    return Completion(f"{labels[slot]} is better", 0, 0, 0)

@@ -1,0 +1,80 @@
+"""`run_judges --study SLUG --judge NAME [--conditions order,bandwagon] [--pair-set all|human] [--wait]`."""
+from __future__ import annotations
+
+import time
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from annotations.models import Study
+from judging import prompts, services
+from judging.models import Judge, JudgeJob
+
+
+class Command(BaseCommand):
+    help = "Start a judge job (baseline judges longer/first-slot/last-slot/random are created on demand)."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--study", required=True)
+        parser.add_argument("--judge", required=True)
+        parser.add_argument("--conditions", default="order",
+                            help="comma list: order,compassion,bandwagon,attentional,selective,plain")
+        parser.add_argument("--pair-set", default="all", choices=["all", "human"])
+        parser.add_argument("--budget", default=None, help="USD; the job stops cleanly when reached")
+        parser.add_argument("--bandwagon-percent", type=int, default=None)
+        parser.add_argument("--parser", default="robust", choices=["robust", "paper"])
+        parser.add_argument("--prompt-version", default=prompts.DEFAULT_VERSION)
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--wait", action="store_true", help="show a progress bar until the job ends")
+
+    def handle(self, *args: Any, **o: Any) -> None:
+        try:
+            budget = Decimal(o["budget"]) if o["budget"] is not None else None
+        except InvalidOperation:
+            raise CommandError(f"--budget must be a number, got {o['budget']!r}") from None
+        study = Study.objects.filter(slug=o["study"]).first()
+        if study is None:
+            raise CommandError(f"no study with slug {o['study']!r}")
+        try:
+            # One transaction: an auto-created baseline judge is rolled back with a bad job.
+            with transaction.atomic():
+                judge = Judge.objects.filter(name=o["judge"]).first()
+                if judge is None and o["judge"] in services.BASELINES:
+                    judge = services.ensure_baseline_judge(name=o["judge"])
+                if judge is None:
+                    raise CommandError(f"no judge called {o['judge']!r} (create it with create_judge)")
+                job = services.start_judge_job(
+                    study=study, judge=judge, condition_names=o["conditions"].split(","),
+                    pair_set=o["pair_set"], budget_usd=budget,
+                    bandwagon_percent=o["bandwagon_percent"], parser=o["parser"],
+                    prompt_version=o["prompt_version"], seed=o["seed"],
+                )
+        except services.JobError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(f"job {job.pk}: {job.total} judgments queued for {judge.name} on {study.slug}")
+        if o["wait"]:
+            self._wait(job)
+
+    def _wait(self, job: JudgeJob) -> None:
+        while True:
+            job.refresh_from_db()
+            self.stdout.write("\r" + progress_line(job), ending="")
+            self.stdout.flush()
+            if job.is_finished:
+                break
+            time.sleep(1)
+        self.stdout.write("")
+        if job.status != JudgeJob.Status.COMPLETED:
+            raise CommandError(f"job {job.pk} ended {job.status}")
+
+
+def progress_line(job: JudgeJob, width: int = 30) -> str:
+    p = job.progress()
+    filled = int(width * p["percent"] / 100)
+    rate = f"{p['rate']:.1f}/s" if p["rate"] else "-/s"
+    eta = f"ETA {p['eta']:.0f}s" if p["eta"] is not None else job.status
+    return (f"[{'#' * filled}{'.' * (width - filled)}] {p['percent']:5.1f}% {job.done}/{job.total} done "
+            f"{job.failed} failed {job.invalid} invalid {job.tokens_in + job.tokens_out} tok "
+            f"${job.cost_usd:.4f} {rate} {eta}")

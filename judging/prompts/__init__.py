@@ -1,0 +1,129 @@
+"""Versioned prompt templates (the JSON files next to this module) and the renderer.
+
+A template is data: changing a wording means adding a new version file, so every
+job can record exactly which wording its judge saw (``JudgeJob.prompt_version``)
+and every judgment the hash of its messages (``Judgment.prompt_hash``).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+PROMPTS_DIR = Path(__file__).resolve().parent
+DEFAULT_VERSION = "v1"
+# Conditions whose prompt names the models instead of the Star/Square aliases.
+NAMED_CONDITIONS = frozenset({"compassion"})
+
+
+def available_versions() -> list[str]:
+    return sorted(p.stem for p in PROMPTS_DIR.glob("*.json"))
+
+
+@cache
+def load_template(version: str) -> dict[str, Any]:
+    """Raise ValueError for an unknown version (one clear error, nothing changed)."""
+    path = PROMPTS_DIR / f"{version}.json"
+    if version not in available_versions():
+        raise ValueError(f"unknown prompt version {version!r}; have {', '.join(available_versions())}")
+    return json.loads(path.read_text())
+
+
+def prompt_hash(messages: list[dict[str, str]]) -> str:
+    """sha256 of the canonical JSON of the messages; the simulator counts calls by it."""
+    canonical = json.dumps(messages, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class RenderedPrompt:
+    messages: list[dict[str, str]]
+    # What an answer must name: ("System Star", "System Square") or ("Model a", "Model b").
+    answer_labels: tuple[str, str]
+    # Prompt pieces a completion-style judge may echo; the paper parser deletes them (3.1).
+    echo_strings: list[str] = field(default_factory=list)
+
+    @property
+    def hash(self) -> str:
+        return prompt_hash(self.messages)
+
+
+def _cue_sentence(t: dict[str, Any], condition: str, cue: dict[str, Any]) -> str:
+    slot = cue.get("cue_slot")
+    if not slot:
+        return ""
+    label = t["labels"][0 if slot == "first" else 1]
+    if condition == "bandwagon":
+        return t["cues"]["bandwagon"].format(percent=cue.get("percent", 85), label=label)
+    if condition == "attentional":
+        return cue["distractor"]
+    if condition == "selective":
+        return t["cues"]["selective"].format(label=label)
+    return ""
+
+
+def _echo_strings(t: dict[str, Any], *, block: str, instruction: str, reference: str,
+                  texts: tuple[str, str], format_lines: list[str], cue: dict[str, Any]) -> list[str]:
+    percent = cue.get("percent", 85)
+    out = [block, "Instruction:", instruction, "###", "<|prompter|>", "<|endoftext|>",
+           "<|assistant|>", *format_lines, t["question"], reference, *texts, "(You)"]
+    for label in t["labels"]:
+        out.append(t["cues"]["bandwagon"].format(percent=percent, label=label))
+        out.append(t["cues"]["selective"].format(label=label))
+        out.extend(d.format(label=label) for d in t["cues"]["attentional"])
+    # Longest first, so a sentence is deleted before any fragment of it.
+    return sorted({s for s in out if s}, key=len, reverse=True)
+
+
+def render(*, version: str, condition: str, instruction: str, reference: str,
+           first_text: str, second_text: str, cue: dict[str, Any] | None = None) -> RenderedPrompt:
+    """Build the chat messages for one judgment (cobbler-method.md section 4 slots 1-6)."""
+    t = load_template(version)
+    cue = cue or {}
+    named = condition in NAMED_CONDITIONS
+    if named:
+        names = cue["names"]
+        shown = list(names)
+        self_slot = cue.get("self_slot")
+        if self_slot and not (t["self_suffix_only_second"] and self_slot == "first"):
+            i = 0 if self_slot == "first" else 1
+            shown[i] = names[i] + t["self_suffix"]
+        lines = [t["named_slot_line"].format(name=shown[0], response=first_text),
+                 t["named_slot_line"].format(name=shown[1], response=second_text)]
+        labels = (f"Model {names[0]}", f"Model {names[1]}")
+        format_lines = [t["named_format"], t["no_explanation"]]
+    else:
+        lines = [t["slot_line"].format(label=t["labels"][0], response=first_text),
+                 t["slot_line"].format(label=t["labels"][1], response=second_text)]
+        labels = (f"System {t['labels'][0]}", f"System {t['labels'][1]}")
+        format_lines = [t["format"], t["no_explanation"]]
+    if condition == "selective":
+        format_lines.append(t["selective_ignore"])
+    block = "\n".join([t["fence"], *lines, t["fence"]])
+    parts = [t["question"], t["instruction"].format(instruction=instruction)]
+    if reference:
+        parts.append(t["reference"].format(reference=reference))
+    parts.append(block)
+    cue_sentence = _cue_sentence(t, condition, cue)
+    if cue_sentence:
+        parts.append(cue_sentence)
+    parts.extend(format_lines)
+    messages = [
+        {"role": "system", "content": t["system"]},
+        {"role": "user", "content": "\n".join(parts)},
+    ]
+    echo = _echo_strings(t, block=block, instruction=instruction, reference=reference,
+                         texts=(first_text, second_text), format_lines=format_lines, cue=cue)
+    return RenderedPrompt(messages=messages, answer_labels=labels, echo_strings=echo)
+
+
+def distractor_templates(version: str) -> list[str]:
+    return list(load_template(version)["cues"]["attentional"])
+
+
+def slot_labels(version: str) -> tuple[str, str]:
+    a, b = load_template(version)["labels"]
+    return a, b

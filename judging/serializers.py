@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from judging import conditions, parsers, prompts
+from judging.models import Judge, JudgeJob, Judgment
+
+
+class JudgeSerializer(serializers.ModelSerializer):
+    # Whether a key is configured; the key itself is write-only everywhere.
+    has_api_key = serializers.BooleanField(read_only=True)
+
+    class Meta:
+        model = Judge
+        fields = ("id", "name", "kind", "baseline", "base_url", "model", "api_key_env", "has_api_key",
+                  "generation", "max_concurrency", "requests_per_minute", "price_in_per_1k",
+                  "price_out_per_1k", "self_candidate_key", "request_timeout", "created_at")
+
+
+class JudgeJobSerializer(serializers.ModelSerializer):
+    study = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    judge = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = JudgeJob
+        fields = ("id", "study", "judge", "conditions", "pair_set", "prompt_version", "parser",
+                  "bandwagon_percent", "seed", "status", "budget_usd", "total", "done", "failed",
+                  "invalid", "cached", "calls", "tokens_in", "tokens_out", "cost_usd", "error",
+                  "progress", "created_at", "started_at", "finished_at")
+
+    def get_progress(self, job: JudgeJob) -> dict:
+        return job.progress()
+
+
+class JudgmentSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Judgment
+        fields = ("id", "pair", "condition", "presentation", "slot1_response", "cue", "prompt_hash",
+                  "raw_text", "choice", "chosen_response", "valid", "status", "cached", "tokens_in",
+                  "tokens_out", "latency_ms", "cost_usd", "attempts", "error", "completed_at")
+
+
+class JobStartInputSerializer(serializers.Serializer):
+    study = serializers.SlugField()
+    judge = serializers.SlugField()
+    conditions = serializers.ListField(child=serializers.CharField(), allow_empty=False)
+    pair_set = serializers.ChoiceField(choices=JudgeJob.PairSet.values, default="all")
+    budget_usd = serializers.DecimalField(max_digits=12, decimal_places=4, required=False,
+                                          allow_null=True, min_value=0)
+    bandwagon_percent = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=100)
+    parser = serializers.ChoiceField(choices=parsers.PARSERS, default="robust")
+    prompt_version = serializers.CharField(default=prompts.DEFAULT_VERSION)
+    seed = serializers.IntegerField(default=0)
+
+    def validate_conditions(self, value: list[str]) -> list[str]:
+        try:
+            return conditions.normalise(value)
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from None
+
+
+class JobResumeInputSerializer(serializers.Serializer):
+    budget_usd = serializers.DecimalField(max_digits=12, decimal_places=4, required=False,
+                                          allow_null=True, min_value=0)

@@ -1,0 +1,248 @@
+"""Judge-job workflows: create judges, start/pause/resume/cancel jobs, sweep stale work."""
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, QuerySet
+from django.utils import timezone
+
+from annotations.models import Pair, Study
+from judging import conditions, parsers, prompts
+from judging.models import Judge, JudgeJob, Judgment
+
+logger = logging.getLogger(__name__)
+BASELINES = tuple(Judge.Baseline.values)
+
+
+class JobError(ValueError):
+    """Bad input for a job; nothing was changed."""
+
+
+# --- judges ---------------------------------------------------------------------------
+
+def ensure_baseline_judge(*, name: str) -> Judge:
+    """The built-in baseline judge called ``name`` (longer, first-slot, last-slot, random)."""
+    if name not in BASELINES:
+        raise JobError(f"unknown baseline {name!r}; use {', '.join(BASELINES)}")
+    judge, _ = Judge.objects.get_or_create(
+        name=name, defaults={"kind": Judge.Kind.BASELINE, "baseline": name,
+                             "max_concurrency": 4, "requests_per_minute": 0},
+    )
+    return judge
+
+
+def create_judge(*, name: str, base_url: str = "", model: str = "", api_key_env: str = "",
+                 api_key: str = "", baseline: str = "", generation: dict[str, Any] | None = None,
+                 max_concurrency: int = 8, requests_per_minute: int = 600,
+                 price_in_per_1k: Decimal = Decimal(0), price_out_per_1k: Decimal = Decimal(0),
+                 self_candidate_key: str = "", request_timeout: float = 60.0) -> Judge:
+    """Create an endpoint judge (or a baseline). JobError on bad input or a taken name."""
+    if Judge.objects.filter(name=name).exists():
+        raise JobError(f"a judge called {name!r} already exists")
+    if baseline:
+        return Judge.objects.create(name=name, kind=Judge.Kind.BASELINE,
+                                    baseline=_check_baseline(baseline), requests_per_minute=0)
+    if not base_url or not model:
+        raise JobError("an endpoint judge needs --base-url and --model")
+    if max_concurrency < 1:
+        raise JobError("max concurrency must be at least 1")
+    judge = Judge(name=name, kind=Judge.Kind.OPENAI, base_url=base_url, model=model,
+                  api_key_env=api_key_env, generation=generation or {},
+                  max_concurrency=max_concurrency, requests_per_minute=requests_per_minute,
+                  price_in_per_1k=price_in_per_1k, price_out_per_1k=price_out_per_1k,
+                  self_candidate_key=self_candidate_key, request_timeout=request_timeout)
+    judge.set_api_key(api_key)
+    judge.full_clean()
+    judge.save()
+    return judge
+
+
+def _check_baseline(baseline: str) -> str:
+    if baseline not in BASELINES:
+        raise JobError(f"unknown baseline {baseline!r}; use {', '.join(BASELINES)}")
+    return baseline
+
+
+def ensure_demo_judges() -> list[Judge]:
+    """The demo's simulated judge (at settings.SIMULATOR_BASE_URL) plus the four baselines."""
+    sim, _ = Judge.objects.update_or_create(
+        name="simulated-judge",
+        defaults={"kind": Judge.Kind.OPENAI, "base_url": settings.SIMULATOR_BASE_URL,
+                  "model": "sim:order_first=0.3,bandwagon=0.5,distractor=0.2,length=0.2,"
+                           "invalid=0.03,latency_ms=50,seed=1",
+                  "max_concurrency": 8, "requests_per_minute": 6000,
+                  "price_in_per_1k": Decimal("0.0005"), "price_out_per_1k": Decimal("0.0015"),
+                  "request_timeout": 30.0},
+    )
+    return [sim, *(ensure_baseline_judge(name=b) for b in BASELINES)]
+
+
+# --- jobs --------------------------------------------------------------------------------
+
+def pairs_for(*, study: Study, pair_set: str) -> QuerySet[Pair]:
+    qs = Pair.objects.filter(instruction__study=study)
+    if pair_set == JudgeJob.PairSet.HUMAN:
+        qs = qs.filter(tasks__kind="pairwise", tasks__batch__study=study).distinct()
+    elif pair_set != JudgeJob.PairSet.ALL:
+        raise JobError(f"unknown pair set {pair_set!r}; use all or human")
+    return qs.select_related(
+        "instruction", "response_a__candidate", "response_b__candidate"
+    ).order_by("pk")
+
+
+def start_judge_job(*, study: Study, judge: Judge, condition_names: list[str], pair_set: str = "all",
+                    budget_usd: Decimal | None = None, bandwagon_percent: int | None = None,
+                    parser: str = "robust", prompt_version: str = prompts.DEFAULT_VERSION,
+                    seed: int = 0, created_by: Any = None) -> JudgeJob:
+    """Create the job with one Judgment row per call and enqueue it in chunks.
+
+    Raises JobError (nothing written) on bad input: unknown condition, parser, prompt
+    version or pair set, an imported judge, no pairs, a negative budget.
+    """
+    names = _validate(judge=judge, condition_names=condition_names, parser=parser,
+                      prompt_version=prompt_version, budget_usd=budget_usd)
+    percent = study.bandwagon_percent if bandwagon_percent is None else bandwagon_percent
+    if not 0 <= percent <= 100:
+        raise JobError("bandwagon percent must be between 0 and 100")
+    pairs = list(pairs_for(study=study, pair_set=pair_set))
+    if not pairs:
+        raise JobError(f"study {study.slug!r} has no pairs in pair set {pair_set!r}")
+    with transaction.atomic():
+        job = JudgeJob.objects.create(
+            study=study, judge=judge, conditions=names, pair_set=pair_set, parser=parser,
+            prompt_version=prompt_version, bandwagon_percent=percent, seed=seed,
+            budget_usd=budget_usd, created_by=created_by, status=JudgeJob.Status.RUNNING,
+            started_at=timezone.now(), heartbeat_at=timezone.now(),
+        )
+        rows = _plan_rows(job, pairs, names)
+        Judgment.objects.bulk_create(rows, batch_size=2000)
+        JudgeJob.objects.filter(pk=job.pk).update(total=len(rows))
+        job.total = len(rows)
+        transaction.on_commit(lambda: enqueue_pending(job=job))
+    logger.info("job %s: %s judgments for judge %s on %s", job.pk, job.total, judge.name, study.slug)
+    return job
+
+
+def _validate(*, judge: Judge, condition_names: list[str], parser: str, prompt_version: str,
+              budget_usd: Decimal | None) -> list[str]:
+    if judge.kind == Judge.Kind.IMPORTED:
+        raise JobError(f"judge {judge.name!r} holds imported results and cannot be called")
+    if parser not in parsers.PARSERS:
+        raise JobError(f"unknown parser {parser!r}; use {', '.join(parsers.PARSERS)}")
+    if prompt_version not in prompts.available_versions():
+        raise JobError(f"unknown prompt version {prompt_version!r}")
+    if budget_usd is not None and budget_usd < 0:
+        raise JobError("the budget cannot be negative")
+    try:
+        return conditions.normalise(condition_names)
+    except ValueError as exc:
+        raise JobError(str(exc)) from None
+
+
+def _plan_rows(job: JudgeJob, pairs: list[Pair], names: list[str]) -> list[Judgment]:
+    rows = []
+    for pair in pairs:
+        for condition in names:
+            for spec in conditions.plan(pair=pair, condition=condition, seed=job.seed,
+                                        version=job.prompt_version,
+                                        bandwagon_percent=job.bandwagon_percent,
+                                        self_key=job.judge.self_candidate_key):
+                prompt = conditions.render_for(version=job.prompt_version, condition=condition,
+                                               pair=pair, slot1_response_id=spec["slot1_response"].pk,
+                                               cue=spec["cue"])
+                rows.append(Judgment(job=job, pair=pair, condition=condition,
+                                     presentation=spec["presentation"],
+                                     slot1_response=spec["slot1_response"], cue=spec["cue"],
+                                     prompt_hash=prompt.hash))
+    return rows
+
+
+def enqueue_pending(*, job: JudgeJob) -> int:
+    """Send the job's unclaimed pending judgments to the llm queue in chunks; returns chunks.
+
+    Safe to repeat: a duplicate message finds its rows claimed or done and does nothing.
+    """
+    from judging.tasks import run_judgment_chunk as run_judgment_chunk_task
+
+    now = timezone.now()
+    # Sorted by prompt hash, and a chunk never splits a hash: identical prompts (plain
+    # repeats one order presentation) meet in one chunk, which calls the judge once.
+    rows = (
+        Judgment.objects.filter(job=job, status=Judgment.Status.PENDING)
+        .exclude(claimed_until__gte=now).order_by("prompt_hash", "pk")
+        .values_list("pk", "prompt_hash")
+    )
+    size, chunks, chunk, last_hash = settings.JUDGING_CHUNK_SIZE, [], [], None
+    for pk, prompt_hash in rows.iterator(chunk_size=5000):
+        if len(chunk) >= size and prompt_hash != last_hash:
+            chunks.append(chunk)
+            chunk = []
+        chunk.append(pk)
+        last_hash = prompt_hash
+    if chunk:
+        chunks.append(chunk)
+    for ids in chunks:
+        run_judgment_chunk_task.delay(job.pk, ids)
+    return len(chunks)
+
+
+def pause_job(*, job: JudgeJob) -> bool:
+    """Stop starting calls; in-flight calls finish and are stored. Idempotent."""
+    return job.pause()
+
+
+def cancel_job(*, job: JudgeJob) -> bool:
+    """Stop the job; its pending judgments stay pending so it can be resumed. Idempotent."""
+    return job.cancel()
+
+
+def resume_job(*, job: JudgeJob, budget_usd: Decimal | None = None) -> bool:
+    """Run again: failed judgments are retried, pending ones re-enqueued.
+
+    ``budget_usd`` raises the budget of a job stopped by it. Returns False when the job
+    is already running or completed with nothing left to do.
+    """
+    if budget_usd is not None:
+        if budget_usd < 0:
+            raise JobError("the budget cannot be negative")
+        JudgeJob.objects.filter(pk=job.pk).update(budget_usd=budget_usd)
+        job.refresh_from_db()
+    with transaction.atomic():
+        retried = Judgment.objects.filter(job=job, status=Judgment.Status.FAILED).update(
+            status=Judgment.Status.PENDING, error="", claim_token="", claimed_until=None
+        )
+        if retried:
+            JudgeJob.objects.filter(pk=job.pk).update(failed=F("failed") - retried)
+        job.refresh_from_db()
+        if job.status == JudgeJob.Status.COMPLETED and retried:
+            job.transition((JudgeJob.Status.COMPLETED,), JudgeJob.Status.RUNNING, finished_at=None)
+        elif not job.mark_running():
+            return False
+        transaction.on_commit(lambda: enqueue_pending(job=job))
+    return True
+
+
+def requeue_stale_work(*, stale_after: timedelta) -> int:
+    """Periodic sweeper: re-enqueue pending work of running jobs that stopped moving.
+
+    Covers messages lost with a killed worker (the filesystem broker drops them; Redis
+    gives them back only after its visibility timeout). Returns the number of chunks sent.
+    """
+    cutoff = timezone.now() - stale_after
+    chunks = 0
+    for job in JudgeJob.objects.filter(status=JudgeJob.Status.RUNNING, heartbeat_at__lt=cutoff):
+        sent = enqueue_pending(job=job)
+        if sent:
+            JudgeJob.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now())
+            logger.info("job %s: re-enqueued %d stale chunks", job.pk, sent)
+        else:
+            from judging.runner import maybe_complete
+
+            maybe_complete(job)
+        chunks += sent
+    return chunks

@@ -1,0 +1,1 @@
+"""A bias-injectable, OpenAI-compatible judge for demos, tests, calibration and benchmarks."""

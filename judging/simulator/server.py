@@ -1,0 +1,207 @@
+"""The simulator as a tiny asyncio HTTP/1.1 server: hundreds of concurrent requests, no deps.
+
+Endpoints: ``POST /v1/chat/completions`` (also under ``/sim/v1/``), ``GET /v1/stats`` (calls
+per prompt hash, status counts, peak concurrency) and ``POST /v1/stats/reset``. Behaviour is
+described in ``judging.simulator.behaviour``. ``max_concurrency`` models an endpoint that
+serves at most that many requests at once (the rest wait), which fixes the ideal throughput
+at max_concurrency / latency.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from judging.prompts import prompt_hash
+from judging.simulator.behaviour import Decision, Knobs, decide, parse_knobs, usage
+
+logger = logging.getLogger(__name__)
+REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests",
+           500: "Internal Server Error", 504: "Gateway Timeout"}
+
+
+@dataclass
+class Stats:
+    calls: Counter = field(default_factory=Counter)  # prompt hash -> requests received
+    answered: Counter = field(default_factory=Counter)  # prompt hash -> 200 answers sent
+    garbled: set = field(default_factory=set)  # prompt hashes answered with garbage
+    statuses: Counter = field(default_factory=Counter)
+    in_flight: int = 0
+    peak_in_flight: int = 0
+
+    def as_json(self) -> dict[str, Any]:
+        return {"calls": dict(self.calls), "answered": dict(self.answered),
+                "garbled": sorted(self.garbled), "statuses": {str(k): v for k, v in self.statuses.items()},
+                "peak_in_flight": self.peak_in_flight, "total_calls": sum(self.calls.values())}
+
+
+def completion_body(model: str, text: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    tokens_in, tokens_out = usage(messages, text)
+    return {
+        "id": f"simcmpl-{random.getrandbits(48):x}", "object": "chat.completion",
+        "created": int(time.time()), "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                     "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out,
+                  "total_tokens": tokens_in + tokens_out},
+    }
+
+
+def error_body(decision: Decision) -> dict[str, Any]:
+    kinds = {429: "rate_limit_exceeded", 500: "server_error", 504: "timeout"}
+    return {"error": {"message": f"simulated {decision.status}", "type": kinds.get(decision.status, "error")}}
+
+
+class SimulatorServer:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, defaults: Knobs | None = None,
+                 max_concurrency: int | None = None) -> None:
+        self.host, self.port = host, port
+        self.defaults = defaults or Knobs()
+        self.max_concurrency = max_concurrency
+        self.stats = Stats()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: asyncio.base_events.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._slots: asyncio.Semaphore | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    # --- lifecycle ---------------------------------------------------------------
+    async def start(self) -> None:
+        if self.max_concurrency:
+            self._slots = asyncio.Semaphore(self.max_concurrency)
+        self._server = await asyncio.start_server(self._serve, self.host, self.port, backlog=2048)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    def start_in_thread(self) -> SimulatorServer:
+        """Run on a private event loop in a daemon thread (tests, benchmarks)."""
+        ready = threading.Event()
+
+        def main() -> None:
+            self._loop = asyncio.new_event_loop()
+            self._loop.run_until_complete(self.start())
+            ready.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=main, name="simulator", daemon=True)
+        self._thread.start()
+        ready.wait(10)
+        return self
+
+    def stop(self) -> None:
+        if not (self._loop and self._server):
+            return
+
+        async def close() -> None:
+            self._server.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(close(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread:
+            self._thread.join(5)
+
+    def reset(self) -> None:
+        self.stats = Stats()
+
+    # --- HTTP ----------------------------------------------------------------------
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                try:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    return
+                lines = head.decode("latin-1").split("\r\n")
+                method, path, _ = (lines[0].split(" ", 2) + ["", ""])[:3]
+                headers = {k.strip().lower(): v.strip() for k, _, v in
+                           (line.partition(":") for line in lines[1:] if line)}
+                body = await reader.readexactly(int(headers.get("content-length") or 0))
+                status, payload, extra = await self._route(method, path.split("?", 1)[0], body)
+                data = json.dumps(payload).encode()
+                extra_lines = "".join(f"{k}: {v}\r\n" for k, v in extra.items())
+                writer.write(
+                    f"HTTP/1.1 {status} {REASONS.get(status, 'Status')}\r\n"
+                    f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+                    f"{extra_lines}\r\n".encode() + data
+                )
+                await writer.drain()
+                if headers.get("connection", "").lower() == "close":
+                    return
+        except (ConnectionError, asyncio.IncompleteReadError):
+            return  # the client went away (a killed worker): nothing to answer
+        except asyncio.CancelledError:
+            return  # server shutdown; re-raising makes 3.11's stream callback log noise
+        finally:
+            writer.close()
+
+    async def _route(self, method: str, path: str, body: bytes) -> tuple[int, dict, dict]:
+        path = path.removeprefix("/sim")
+        if path == "/v1/chat/completions" and method == "POST":
+            return await self._complete(body)
+        if path == "/v1/stats" and method == "GET":
+            return 200, self.stats.as_json(), {}
+        if path == "/v1/stats/reset" and method == "POST":
+            self.reset()
+            return 200, {"reset": True}, {}
+        return 404, {"error": {"message": "not found"}}, {}
+
+    async def _complete(self, body: bytes) -> tuple[int, dict, dict]:
+        try:
+            request = json.loads(body)
+            messages = request["messages"]
+            model = str(request.get("model", ""))
+            knobs = parse_knobs(model, self.defaults)
+        except (ValueError, KeyError, TypeError) as exc:
+            return 400, {"error": {"message": f"bad request: {exc}", "type": "invalid_request_error"}}, {}
+        key = prompt_hash(messages)
+        call_index = self.stats.calls[key]
+        self.stats.calls[key] += 1
+        try:
+            decision = decide(knobs, messages, call_index)
+        except ValueError as exc:
+            return 400, {"error": {"message": f"bad prompt: {exc}", "type": "invalid_request_error"}}, {}
+        if self._slots:
+            async with self._slots:
+                await self._hold(knobs, decision)
+        else:
+            await self._hold(knobs, decision)
+        self.stats.statuses[decision.status] += 1
+        if decision.status == 429:
+            return 429, error_body(decision), {"Retry-After": f"{decision.retry_after:g}"}
+        if decision.status != 200:
+            return decision.status, error_body(decision), {}
+        self.stats.answered[key] += 1
+        if decision.garbled:
+            self.stats.garbled.add(key)
+        return 200, completion_body(model, decision.text, messages), {}
+
+    async def _hold(self, knobs: Knobs, decision: Decision) -> None:
+        self.stats.in_flight += 1
+        self.stats.peak_in_flight = max(self.stats.peak_in_flight, self.stats.in_flight)
+        try:
+            delay = knobs.latency_ms + (random.random() * knobs.jitter_ms if knobs.jitter_ms else 0)
+            await asyncio.sleep((delay + decision.hold_ms) / 1000)
+        finally:
+            self.stats.in_flight -= 1
+
+
+def serve_forever(host: str, port: int, *, defaults: Knobs, max_concurrency: int | None) -> None:
+    async def main() -> None:
+        server = SimulatorServer(host, port, defaults=defaults, max_concurrency=max_concurrency)
+        await server.start()
+        logger.info("simulator listening on %s", server.base_url)
+        await asyncio.Event().wait()
+
+    asyncio.run(main())

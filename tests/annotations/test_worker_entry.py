@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+from django.test import Client
+from django.urls import reverse
+
+from annotations.models import Participant, QualificationItem
+from annotations.pseudonyms import pseudonymise
+from tests.annotations.conftest import enter
+
+
+def test_prolific_entry_stores_only_a_keyed_hash(client, pilot):
+    enter(client, pilot, PROLIFIC_PID="5f1a2b3c4d5e6f7a8b9c0d1e", STUDY_ID="s1", SESSION_ID="sess-9")
+    participant = Participant.objects.get()
+    assert participant.platform == "prolific"
+    assert participant.external_hash == pseudonymise("prolific", "5f1a2b3c4d5e6f7a8b9c0d1e")
+    assert "5f1a2b3c" not in participant.label
+    # The cookie carries ids and hashes, never the platform id.
+    cookie = client.cookies[f"cw_{pilot.pk}"].value
+    assert "5f1a2b3c4d5e6f7a8b9c0d1e" not in cookie and "sess-9" not in cookie
+
+
+def test_a_returning_worker_is_the_same_participant(client, pilot):
+    enter(client, pilot, workerId="A1B2C3", assignmentId="X1", hitId="H1")
+    enter(Client(), pilot, workerId="A1B2C3", assignmentId="X1", hitId="H1")
+    assert Participant.objects.count() == 1
+
+
+def test_it_rejects_links_without_an_id_and_mturk_previews(client, pilot):
+    url = reverse("annotations:start", args=[pilot.slug])
+    assert client.get(url).status_code == 400
+    preview = client.get(url + "?workerId=W&assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=H")
+    assert preview.status_code == 400 and b"preview" in preview.content
+    assert client.get(url + "?code=%3Cscript%3E").status_code == 400
+    assert Participant.objects.count() == 0
+
+
+def test_pages_without_the_signed_cookie_explain_how_to_enter(client, pilot):
+    response = client.get(reverse("annotations:work", args=[pilot.slug]))
+    assert response.status_code == 403
+    client.cookies[f"cw_{pilot.pk}"] = "1:"  # unsigned: forged
+    assert client.get(reverse("annotations:work", args=[pilot.slug])).status_code == 403
+
+
+def test_consent_comes_first_and_needs_the_box(client, pilot):
+    enter(client, pilot)
+    assert client.get(reverse("annotations:work", args=[pilot.slug]))["Location"].endswith("/consent")
+    response = client.post(reverse("annotations:consent", args=[pilot.slug]), {}, headers={"HX-Request": "true"})
+    assert response.status_code == 422
+    assert b'<form id="consent-form"' in response.content and b"<html" not in response.content
+    response = client.post(reverse("annotations:consent", args=[pilot.slug]), {"agree": "yes"}, headers={"HX-Request": "true"})
+    assert response["HX-Redirect"].endswith("/instructions")
+    assert Participant.objects.get().consented_at is not None
+
+
+def test_qualification_allows_a_retry_then_gives_the_failure_code(client, pilot):
+    enter(client, pilot)
+    client.post(reverse("annotations:consent", args=[pilot.slug]), {"agree": "yes"})
+    url = reverse("annotations:qualify", args=[pilot.slug])
+    page = client.get(url)
+    assert page.status_code == 200 and b"<html" in page.content
+    items = QualificationItem.for_study(pilot)
+    assert len(items) == 3
+    wrong = {f"q{i.pk}": ("B" if i.gold == "A" else "A") for i in items}
+
+    incomplete = client.post(url, {f"q{items[0].pk}": "A"})
+    assert incomplete.status_code == 422 and Participant.objects.get().qualification_attempts == 0
+
+    first = client.post(url, wrong, headers={"HX-Request": "true"})
+    assert first.status_code == 422 and b"try again" in first.content and b"<html" not in first.content
+    assert Participant.objects.get().qualification_attempts == 1
+
+    second = client.post(url, wrong)
+    assert second.status_code == 302 and second["Location"].endswith("/done")
+    done = client.get(second["Location"])
+    assert pilot.code_failed_qualification in done.content.decode()
+    assert pilot.code_completed not in done.content.decode()
+    assert not Participant.objects.get().qualified
+
+
+def test_passing_the_qualification_leads_to_the_first_task(client, pilot):
+    enter(client, pilot)
+    client.post(reverse("annotations:consent", args=[pilot.slug]), {"agree": "yes"})
+    items = QualificationItem.for_study(pilot)
+    response = client.post(reverse("annotations:qualify", args=[pilot.slug]), {f"q{i.pk}": i.gold for i in items})
+    assert response["Location"].endswith("/work")
+    task_url = client.get(response["Location"])["Location"]
+    assert "/a/" in task_url and task_url.endswith("/0")

@@ -1,0 +1,63 @@
+"""Judging fixtures: a small hand-built study, the simulator on a free port, judge builders."""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from decimal import Decimal
+
+import pytest
+
+from annotations.models import Candidate, Instruction, Pair, Response, Study
+from judging.models import Judge
+from judging.simulator.server import SimulatorServer
+
+CANDIDATES = ("alpha", "bravo", "charlie", "delta")
+INSTRUCTIONS = (
+    ("Is the sky blue on a clear day?", "Yes, because of Rayleigh scattering."),
+    ("Why do cats purr?", "Cats purr to communicate and to soothe themselves."),
+    ("Can penguins fly?", "No. Penguins are flightless birds that swim."),
+)
+
+
+def build_study(slug: str = "tiny") -> Study:
+    """3 instructions x 4 candidates -> 18 pairs; every response text is distinct."""
+    study = Study.objects.create(slug=slug, name="Tiny study")
+    cands = [Candidate.objects.create(study=study, key=k, position=i) for i, k in enumerate(CANDIDATES)]
+    for index, (text, reference) in enumerate(INSTRUCTIONS):
+        ins = Instruction.objects.create(study=study, index=index, text=text, reference=reference)
+        responses = [
+            Response.objects.create(
+                instruction=ins, candidate=c,
+                text=f"{c.key} answers question {index}: " + "detail " * (1 + (i * 3 + index) % 5),
+            )
+            for i, c in enumerate(cands)
+        ]
+        for a, b in itertools.combinations(responses, 2):
+            Pair.objects.create(instruction=ins, response_a=a, response_b=b)
+    return study
+
+
+@pytest.fixture
+def study(db) -> Study:
+    return build_study()
+
+
+@pytest.fixture
+def simulator() -> Iterator[SimulatorServer]:
+    server = SimulatorServer(max_concurrency=64).start_in_thread()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def make_sim_judge(simulator):
+    def make(name: str = "sim", knobs: str = "", **fields) -> Judge:
+        defaults = dict(
+            kind=Judge.Kind.OPENAI, base_url=simulator.base_url, model=f"sim:{knobs}",
+            max_concurrency=8, requests_per_minute=0, request_timeout=5.0,
+            price_in_per_1k=Decimal("0.001"), price_out_per_1k=Decimal("0.002"),
+        )
+        defaults.update(fields)
+        return Judge.objects.create(name=name, **defaults)
+
+    return make

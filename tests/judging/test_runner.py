@@ -1,0 +1,133 @@
+"""The chunk runner in-process (the task is only an interface): baselines, parsers, errors."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from judging import runner, services
+from judging.models import Judge, Judgment
+from judging.parsers import parse_paper
+from judging.simulator.behaviour import decide, parse_knobs
+
+ALL = ["order", "compassion", "bandwagon", "attentional", "selective", "plain"]
+
+
+def run_all(job) -> None:
+    ids = list(job.judgments.values_list("pk", flat=True))
+    runner.run_chunk(job_id=job.pk, judgment_ids=ids)
+    job.refresh_from_db()
+
+
+@pytest.fixture(autouse=True)
+def _fast_backoff(settings):
+    settings.JUDGING_BACKOFF_BASE = 0.01
+    settings.JUDGING_BACKOFF_CAP = 0.2
+
+
+@pytest.mark.parametrize("style", ["plain", "verbose", "json", "mixed"])
+def test_every_condition_parses_to_what_the_simulator_chose(study, make_sim_judge, style):
+    knobs = f"style={style},order_first=0.2,bandwagon=0.5,distractor=0.5,self=0.5,seed=4"
+    judge = make_sim_judge(knobs=knobs, self_candidate_key="charlie")
+    job = services.start_judge_job(study=study, judge=judge, condition_names=ALL)
+    run_all(job)
+    assert job.status == "completed" and job.done == job.total == 18 * 11
+    sim = parse_knobs(judge.model)
+    for j in job.judgments.select_related("pair"):
+        messages = _messages(job, j)
+        assert decide(sim, messages).slot == j.choice, (j.condition, j.raw_text)
+        chosen = j.slot1_response_id if j.choice == "first" else (
+            j.pair.response_b_id if j.slot1_response_id == j.pair.response_a_id else j.pair.response_a_id)
+        assert j.chosen_response_id == chosen and j.valid
+
+
+def _messages(job, j):
+    from judging import conditions
+
+    return conditions.render_for(version=job.prompt_version, condition=j.condition, pair=j.pair,
+                                 slot1_response_id=j.slot1_response_id, cue=j.cue).messages
+
+
+def test_the_paper_parser_rejects_verbose_answers_the_robust_one_reads(study, make_sim_judge):
+    judge = make_sim_judge(knobs="style=verbose")
+    job = services.start_judge_job(study=study, judge=judge, condition_names=["order"], parser="paper")
+    run_all(job)
+    assert job.done == 36 and job.invalid == 36
+    j = job.judgments.first()
+    assert parse_paper(j.raw_text, labels=("System Star", "System Square")) is None
+
+
+@pytest.mark.parametrize(("baseline", "check"), [
+    ("first-slot", lambda j, a, b: j.choice == "first"),
+    ("last-slot", lambda j, a, b: j.choice == "second"),
+    ("longer", lambda j, a, b: len(j.chosen_response.text) >= len((b if j.chosen_response_id == a.pk else a).text)),
+])
+def test_baselines_run_through_the_same_pipeline(study, baseline, check):
+    judge = services.ensure_baseline_judge(name=baseline)
+    job = services.start_judge_job(study=study, judge=judge, condition_names=["order", "compassion"])
+    run_all(job)
+    assert job.status == "completed" and job.done == job.total and job.invalid == 0
+    assert job.calls == 0 and job.cost_usd == 0
+    for j in job.judgments.select_related("pair__response_a", "pair__response_b", "chosen_response"):
+        assert j.raw_text.endswith(" is better") and j.valid
+        assert check(j, j.pair.response_a, j.pair.response_b)
+
+
+def test_the_random_baseline_is_seeded_per_judgment(study):
+    judge = services.ensure_baseline_judge(name="random")
+    first = services.start_judge_job(study=study, judge=judge, condition_names=["order"], seed=9)
+    second = services.start_judge_job(study=study, judge=judge, condition_names=["order"], seed=9)
+    other = services.start_judge_job(study=study, judge=judge, condition_names=["order"], seed=10)
+    for job in (first, second, other):
+        run_all(job)
+
+    def choices(job):
+        return list(job.judgments.order_by("pair", "presentation").values_list("choice", flat=True))
+
+    assert choices(first) == choices(second) != choices(other)
+    assert 0.3 < choices(first).count("first") / len(choices(first)) < 0.7
+
+
+def test_timeouts_are_retried_until_an_answer_arrives(study, make_sim_judge):
+    judge = make_sim_judge(knobs="error_rate=0.3,errors=timeout,timeout_ms=1500", request_timeout=0.3,
+                           max_concurrency=16)
+    job = services.start_judge_job(study=study, judge=judge, condition_names=["order"])
+    run_all(job)
+    assert job.done == job.total == 36 and job.failed == 0
+    assert job.calls > job.total  # some calls timed out and were sent again
+
+
+def test_permanent_errors_fail_at_once_without_the_key(study, simulator, settings):
+    judge = Judge.objects.create(name="wrong-path", kind="openai", base_url=simulator.base_url + "/nowhere",
+                                 model="x", requests_per_minute=0)
+    judge.set_api_key("sk-live-TOPSECRET-42")
+    judge.save()
+    job = services.start_judge_job(study=study, judge=judge, condition_names=["order"])
+    run_all(job)
+    assert job.status == "completed" and job.failed == 36 and job.done == 0
+    assert job.calls == 36  # not retried: a 404 will not get better
+    errors = set(Judgment.objects.filter(job=job).values_list("error", flat=True))
+    assert errors == {"404 NotFoundError"}
+
+
+def test_identical_prompts_are_answered_once_and_cached_across_jobs(study, make_sim_judge, simulator):
+    judge = make_sim_judge(knobs="seed=2", price_in_per_1k=Decimal("0.01"))
+    first = services.start_judge_job(study=study, judge=judge, condition_names=["order", "plain"])
+    run_all(first)
+    # plain repeats one order presentation per pair: 18 twins answered from the leader's call.
+    assert first.total == 54 and first.calls == 36 and first.cached == 18
+    assert max(simulator.stats.calls.values()) == 1
+    second = services.start_judge_job(study=study, judge=judge, condition_names=["order"])
+    run_all(second)
+    assert second.done == 36 and second.cached == 36 and second.calls == 0 and second.cost_usd == 0
+    assert sum(simulator.stats.calls.values()) == 36
+    assert all(j.cached for j in second.judgments.all())
+
+
+def test_a_done_judgment_is_never_claimed_again(study, make_sim_judge, simulator):
+    judge = make_sim_judge()
+    job = services.start_judge_job(study=study, judge=judge, condition_names=["order"])
+    run_all(job)
+    ids = list(job.judgments.values_list("pk", flat=True))
+    assert runner.run_chunk(job_id=job.pk, judgment_ids=ids) == 0  # a redelivered message
+    assert sum(simulator.stats.calls.values()) == 36
