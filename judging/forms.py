@@ -23,7 +23,7 @@ class JudgeForm(forms.ModelForm):
         fields = (
             "name", "kind", "baseline", "base_url", "model", "api_key_env", "generation",
             "max_concurrency", "requests_per_minute", "price_in_per_1k", "price_out_per_1k",
-            "self_candidate_key", "request_timeout",
+            "self_candidate_key", "request_timeout", "transport",
         )
 
     def clean(self) -> dict[str, Any]:

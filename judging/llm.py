@@ -42,6 +42,7 @@ class JudgeSnapshot:
     requests_per_minute: int
     price_in_per_1k: Decimal
     price_out_per_1k: Decimal
+    transport: str = "openai"
     api_key: str = field(default="", repr=False)  # never in a repr, log or page
 
     @classmethod
@@ -52,6 +53,7 @@ class JudgeSnapshot:
             timeout=judge.request_timeout, max_concurrency=max(1, judge.max_concurrency),
             requests_per_minute=judge.requests_per_minute,
             price_in_per_1k=judge.price_in_per_1k, price_out_per_1k=judge.price_out_per_1k,
+            transport=judge.transport,
             api_key=judge.get_api_key() if judge.kind == "openai" else "",
         )
 
@@ -105,6 +107,8 @@ def complete(judge: JudgeSnapshot, messages: list[dict[str, str]], *, seed_parts
     """One call. Baselines answer locally from ``labels``/``texts``/``seed_parts``."""
     if judge.kind == "baseline":
         return _baseline(judge.baseline, labels=labels, texts=texts, seed_parts=seed_parts)
+    if judge.transport == "http":
+        return _complete_http(judge, messages)
     start = time.monotonic()
     try:
         response = _client(judge).chat.completions.create(
@@ -127,6 +131,53 @@ def complete(judge: JudgeSnapshot, messages: list[dict[str, str]], *, seed_parts
     tokens_in = response.usage.prompt_tokens if response.usage else 0
     tokens_out = response.usage.completion_tokens if response.usage else 0
     return Completion(text, tokens_in, tokens_out, latency)
+
+
+_http_clients: dict[tuple, httpx2.Client] = {}
+
+
+def _http_client(judge: JudgeSnapshot) -> httpx2.Client:
+    key = (judge.base_url, judge.timeout, judge.max_concurrency)
+    with _clients_lock:
+        if key not in _http_clients:
+            limits = httpx2.Limits(max_connections=judge.max_concurrency * 2,
+                                   max_keepalive_connections=judge.max_concurrency * 2)
+            _http_clients[key] = httpx2.Client(limits=limits, timeout=judge.timeout)
+        return _http_clients[key]
+
+
+def _complete_http(judge: JudgeSnapshot, messages: list[dict[str, str]]) -> Completion:
+    """The lean transport: same request, same error classes as the SDK path."""
+    headers = {"Authorization": f"Bearer {judge.api_key}"} if judge.api_key else {}
+    body = {"model": judge.model, "messages": messages, **judge.generation}
+    start = time.monotonic()
+    try:
+        response = _http_client(judge).post(f"{judge.base_url.rstrip('/')}/chat/completions",
+                                             json=body, headers=headers)
+    except httpx2.TimeoutException:
+        raise TransientError("timeout") from None
+    except httpx2.TransportError:
+        raise TransientError("connection error") from None
+    status = response.status_code
+    if status == 429:
+        raw = response.headers.get("retry-after")
+        try:
+            retry_after = float(raw) if raw is not None else None
+        except ValueError:
+            retry_after = None
+        raise TransientError("429 rate limited", retry_after)
+    if status >= 500:
+        raise TransientError(f"{status} server error")
+    if status >= 400:
+        raise PermanentError(f"{status} {response.reason_phrase}")
+    try:
+        data = response.json()
+        text = data["choices"][0]["message"]["content"] or ""
+        usage = data.get("usage") or {}
+    except (ValueError, KeyError, IndexError, TypeError):
+        raise PermanentError("malformed chat completion") from None
+    return Completion(text, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
+                      int((time.monotonic() - start) * 1000))
 
 
 def _baseline(kind: str, *, labels: tuple[str, str], texts: tuple[str, str],

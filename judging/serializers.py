@@ -14,7 +14,7 @@ class JudgeSerializer(serializers.ModelSerializer):
         model = Judge
         fields = ("id", "name", "kind", "baseline", "base_url", "model", "api_key_env", "has_api_key",
                   "generation", "max_concurrency", "requests_per_minute", "price_in_per_1k",
-                  "price_out_per_1k", "self_candidate_key", "request_timeout", "created_at")
+                  "price_out_per_1k", "self_candidate_key", "request_timeout", "transport", "created_at")
 
 
 class JudgeJobSerializer(serializers.ModelSerializer):

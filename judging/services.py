@@ -40,7 +40,8 @@ def create_judge(*, name: str, base_url: str = "", model: str = "", api_key_env:
                  api_key: str = "", baseline: str = "", generation: dict[str, Any] | None = None,
                  max_concurrency: int = 8, requests_per_minute: int = 600,
                  price_in_per_1k: Decimal = Decimal(0), price_out_per_1k: Decimal = Decimal(0),
-                 self_candidate_key: str = "", request_timeout: float = 60.0) -> Judge:
+                 self_candidate_key: str = "", request_timeout: float = 60.0,
+                 transport: str = Judge.Transport.OPENAI) -> Judge:
     """Create an endpoint judge (or a baseline). JobError on bad input or a taken name."""
     if Judge.objects.filter(name=name).exists():
         raise JobError(f"a judge called {name!r} already exists")
@@ -55,7 +56,8 @@ def create_judge(*, name: str, base_url: str = "", model: str = "", api_key_env:
                   api_key_env=api_key_env, generation=generation or {},
                   max_concurrency=max_concurrency, requests_per_minute=requests_per_minute,
                   price_in_per_1k=price_in_per_1k, price_out_per_1k=price_out_per_1k,
-                  self_candidate_key=self_candidate_key, request_timeout=request_timeout)
+                  self_candidate_key=self_candidate_key, request_timeout=request_timeout,
+                  transport=transport)
     judge.set_api_key(api_key)
     judge.full_clean()
     judge.save()

@@ -3,14 +3,33 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from celery import shared_task
+import logging
+
+from celery import Task, shared_task
 from django.conf import settings
 from django.db import OperationalError
+from django.utils import timezone
 
 from judging import runner, services
+from judging.models import JudgeJob
+
+logger = logging.getLogger(__name__)
+
+
+class ChunkTask(Task):
+    def on_failure(self, exc: BaseException, task_id: str, args: tuple, kwargs: dict, einfo: object) -> None:
+        # A bug (not a judge error: those are stored per judgment) stops the job visibly
+        # instead of letting the sweeper replay the same crash forever.
+        job_id = args[0] if args else kwargs.get("job_id")
+        JudgeJob.objects.filter(pk=job_id, status=JudgeJob.Status.RUNNING).update(
+            status=JudgeJob.Status.FAILED, error=f"a chunk crashed: {type(exc).__name__}",
+            finished_at=timezone.now(),
+        )
+        logger.error("job %s failed: chunk task crashed with %s", job_id, type(exc).__name__)
 
 
 @shared_task(
+    base=ChunkTask,
     acks_late=True,  # redeliver if the worker dies mid-chunk; safe: claims make it idempotent
     # Only the database being briefly away is retried here: LLM errors are retried per call
     # inside the chunk (honouring Retry-After), so one bad call never replays a whole chunk.

@@ -44,6 +44,14 @@ class Judge(models.Model):
     self_candidate_key = models.CharField(max_length=64, blank=True)
     # Seconds the client waits for one call; retries are ours, never the SDK's.
     request_timeout = models.FloatField(default=60.0)
+
+    class Transport(models.TextChoices):
+        OPENAI = "openai", "openai SDK"
+        # The same POST /chat/completions without the SDK: about a fifth of its CPU per
+        # call, for high-throughput local endpoints (vLLM, the simulator).
+        HTTP = "http", "Lean HTTP (no SDK)"
+
+    transport = models.CharField(max_length=8, choices=Transport, default=Transport.OPENAI)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

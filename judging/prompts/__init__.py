@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -38,17 +39,22 @@ def prompt_hash(messages: list[dict[str, str]]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-@dataclass(frozen=True)
+@dataclass
 class RenderedPrompt:
     messages: list[dict[str, str]]
     # What an answer must name: ("System Star", "System Square") or ("Model a", "Model b").
     answer_labels: tuple[str, str]
-    # Prompt pieces a completion-style judge may echo; the paper parser deletes them (3.1).
-    echo_strings: list[str] = field(default_factory=list)
+    # Builds the prompt pieces a completion-style judge may echo (the paper parser deletes
+    # them, 3.1); lazy, because only the paper parser needs them.
+    _echo: Callable[[], list[str]] = field(default=list, repr=False)
 
-    @property
+    @cached_property
     def hash(self) -> str:
         return prompt_hash(self.messages)
+
+    @cached_property
+    def echo_strings(self) -> list[str]:
+        return self._echo()
 
 
 def _cue_sentence(t: dict[str, Any], condition: str, cue: dict[str, Any]) -> str:
@@ -115,9 +121,11 @@ def render(*, version: str, condition: str, instruction: str, reference: str,
         {"role": "system", "content": t["system"]},
         {"role": "user", "content": "\n".join(parts)},
     ]
-    echo = _echo_strings(t, block=block, instruction=instruction, reference=reference,
-                         texts=(first_text, second_text), format_lines=format_lines, cue=cue)
-    return RenderedPrompt(messages=messages, answer_labels=labels, echo_strings=echo)
+    def echo() -> list[str]:
+        return _echo_strings(t, block=block, instruction=instruction, reference=reference,
+                             texts=(first_text, second_text), format_lines=format_lines, cue=cue)
+
+    return RenderedPrompt(messages=messages, answer_labels=labels, _echo=echo)
 
 
 def distractor_templates(version: str) -> list[str]:

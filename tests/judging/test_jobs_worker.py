@@ -48,10 +48,12 @@ def finished(job: JudgeJob, timeout: float = 90) -> bool:
     return wait_until(check, timeout=timeout, interval=0.3)
 
 
-def test_errors_and_garbage_end_with_exact_counts(study, make_sim_judge, simulator, judge_worker, settings):
+@pytest.mark.parametrize("transport", ["openai", "http"])
+def test_errors_and_garbage_end_with_exact_counts(study, make_sim_judge, simulator, judge_worker, settings,
+                                                  transport):
     settings.JUDGING_CHUNK_SIZE = 10
     knobs = "error_rate=0.1,errors=429+500,retry_after=0.05,invalid=0.05,seed=3"
-    judge = make_sim_judge(knobs=knobs)
+    judge = make_sim_judge(knobs=knobs, transport=transport)
     worker = judge_worker()
     job = services.start_judge_job(study=study, judge=judge,
                                    condition_names=["order", "compassion", "bandwagon", "attentional"])

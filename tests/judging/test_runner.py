@@ -25,10 +25,11 @@ def _fast_backoff(settings):
     settings.JUDGING_BACKOFF_CAP = 0.2
 
 
-@pytest.mark.parametrize("style", ["plain", "verbose", "json", "mixed"])
-def test_every_condition_parses_to_what_the_simulator_chose(study, make_sim_judge, style):
+@pytest.mark.parametrize(("style", "transport"), [("plain", "openai"), ("verbose", "openai"),
+                                                  ("json", "http"), ("mixed", "http")])
+def test_every_condition_parses_to_what_the_simulator_chose(study, make_sim_judge, style, transport):
     knobs = f"style={style},order_first=0.2,bandwagon=0.5,distractor=0.5,self=0.5,seed=4"
-    judge = make_sim_judge(knobs=knobs, self_candidate_key="charlie")
+    judge = make_sim_judge(knobs=knobs, self_candidate_key="charlie", transport=transport)
     job = services.start_judge_job(study=study, judge=judge, condition_names=ALL)
     run_all(job)
     assert job.status == "completed" and job.done == job.total == 18 * 11
@@ -88,18 +89,21 @@ def test_the_random_baseline_is_seeded_per_judgment(study):
     assert 0.3 < choices(first).count("first") / len(choices(first)) < 0.7
 
 
-def test_timeouts_are_retried_until_an_answer_arrives(study, make_sim_judge):
+@pytest.mark.parametrize("transport", ["openai", "http"])
+def test_timeouts_are_retried_until_an_answer_arrives(study, make_sim_judge, transport):
     judge = make_sim_judge(knobs="error_rate=0.3,errors=timeout,timeout_ms=1500", request_timeout=0.3,
-                           max_concurrency=16)
+                           max_concurrency=16, transport=transport)
     job = services.start_judge_job(study=study, judge=judge, condition_names=["order"])
     run_all(job)
     assert job.done == job.total == 36 and job.failed == 0
     assert job.calls > job.total  # some calls timed out and were sent again
 
 
-def test_permanent_errors_fail_at_once_without_the_key(study, simulator, settings):
+@pytest.mark.parametrize(("transport", "message"), [("openai", "404 NotFoundError"),
+                                                    ("http", "404 Not Found")])
+def test_permanent_errors_fail_at_once_without_the_key(study, simulator, transport, message):
     judge = Judge.objects.create(name="wrong-path", kind="openai", base_url=simulator.base_url + "/nowhere",
-                                 model="x", requests_per_minute=0)
+                                 model="x", requests_per_minute=0, transport=transport)
     judge.set_api_key("sk-live-TOPSECRET-42")
     judge.save()
     job = services.start_judge_job(study=study, judge=judge, condition_names=["order"])
@@ -107,7 +111,7 @@ def test_permanent_errors_fail_at_once_without_the_key(study, simulator, setting
     assert job.status == "completed" and job.failed == 36 and job.done == 0
     assert job.calls == 36  # not retried: a 404 will not get better
     errors = set(Judgment.objects.filter(job=job).values_list("error", flat=True))
-    assert errors == {"404 NotFoundError"}
+    assert errors == {message}
 
 
 def test_identical_prompts_are_answered_once_and_cached_across_jobs(study, make_sim_judge, simulator):
@@ -131,3 +135,45 @@ def test_a_done_judgment_is_never_claimed_again(study, make_sim_judge, simulator
     ids = list(job.judgments.values_list("pk", flat=True))
     assert runner.run_chunk(job_id=job.pk, judgment_ids=ids) == 0  # a redelivered message
     assert sum(simulator.stats.calls.values()) == 36
+
+
+def test_the_sweeper_requeues_only_silent_running_jobs(study):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from judging.models import JudgeJob
+    from judging.tasks import run_judgment_chunk, sweep_stale_judge_work
+    from tests.conftest import purge_broker
+
+    judge = services.ensure_baseline_judge(name="random")
+    silent = services.start_judge_job(study=study, judge=judge, condition_names=["order"])
+    busy = services.start_judge_job(study=study, judge=judge, condition_names=["order"])
+    JudgeJob.objects.filter(pk=silent.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    paused = services.start_judge_job(study=study, judge=judge, condition_names=["order"])
+    paused.pause()
+    JudgeJob.objects.filter(pk=paused.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    sent = []
+    from unittest import mock
+
+    with mock.patch.object(run_judgment_chunk, "delay", side_effect=lambda *a: sent.append(a)):
+        assert sweep_stale_judge_work.apply().get() == 1  # 36 rows in one chunk of 50
+    assert [job_id for job_id, _ in sent] == [silent.pk]
+    assert set(sent[0][1]) == set(silent.judgments.values_list("pk", flat=True))
+    assert {busy.pk, paused.pk}.isdisjoint({s[0] for s in sent})
+    purge_broker()
+
+
+def test_a_crashing_chunk_marks_the_job_failed(study, monkeypatch):
+    from judging.tasks import run_judgment_chunk
+
+    judge = services.ensure_baseline_judge(name="random")
+    job = services.start_judge_job(study=study, judge=judge, condition_names=["order"])
+    monkeypatch.setattr(runner, "run_chunk", mock_crash)
+    run_judgment_chunk.apply(args=(job.pk, [1]), throw=False)
+    job.refresh_from_db()
+    assert job.status == "failed" and job.error == "a chunk crashed: ZeroDivisionError"
+
+
+def mock_crash(**kwargs):
+    return 1 / 0

@@ -27,6 +27,8 @@ class Command(BaseCommand):
         parser.add_argument("--price-out", default="0", help="USD per 1k output tokens")
         parser.add_argument("--self-candidate", default="", help="candidate key that is this judge's model")
         parser.add_argument("--timeout", type=float, default=60.0)
+        parser.add_argument("--transport", default="openai", choices=["openai", "http"],
+                            help="openai SDK (default) or lean HTTP for high-throughput local servers")
 
     def handle(self, *args: Any, **o: Any) -> None:
         try:
@@ -43,6 +45,7 @@ class Command(BaseCommand):
                 max_concurrency=o["max_concurrency"], requests_per_minute=o["rpm"],
                 price_in_per_1k=price_in, price_out_per_1k=price_out,
                 self_candidate_key=o["self_candidate"], request_timeout=o["timeout"],
+                transport=o["transport"],
             )
         except services.JobError as exc:
             raise CommandError(str(exc)) from None
