@@ -9,6 +9,7 @@ from annotations.models import (
     Instruction,
     Pair,
     Participant,
+    QualificationItem,
     Response,
     Study,
     Submission,
@@ -82,3 +83,9 @@ class SubmissionAdmin(admin.ModelAdmin):
     list_display = ("assignment", "task", "choice", "source", "created_at")
     list_filter = ("source",)
     raw_id_fields = ("assignment", "task", "chosen_response")
+
+
+@admin.register(QualificationItem)
+class QualificationItemAdmin(admin.ModelAdmin):
+    list_display = ("study", "position", "instruction", "gold")
+    list_filter = ("study",)

@@ -49,7 +49,7 @@ class Gate:
     def update(self, job: JudgeJob) -> None:
         with self.lock:
             self.remaining = job.budget_left()
-            self.open = job.status == JudgeJob.Status.RUNNING and (
+            self.open = job.status in JudgeJob.ACTIVE and (
                 self.remaining is None or self.remaining > 0
             )
 
@@ -212,7 +212,7 @@ def run_chunk(*, job_id: int, judgment_ids: list[int]) -> int:
     redelivered or duplicate messages never call the judge for a stored judgment.
     """
     job = JudgeJob.objects.select_related("judge").filter(pk=job_id).first()
-    if job is None or job.status != JudgeJob.Status.RUNNING:
+    if job is None or job.status not in JudgeJob.ACTIVE:
         return 0
     token = uuid.uuid4().hex
     if not claim(job, judgment_ids, token):
@@ -279,8 +279,8 @@ def _run_claimed(job: JudgeJob, token: str) -> int:
 
 def _refresh_gate(job: JudgeJob, gate: Gate) -> None:
     job.refresh_from_db(fields=["status", "cost_usd", "budget_usd"])
-    if job.status == JudgeJob.Status.RUNNING and job.budget_usd is not None and job.cost_usd >= job.budget_usd:
-        job.transition((JudgeJob.Status.RUNNING,), JudgeJob.Status.BUDGET_EXHAUSTED,
+    if job.status in JudgeJob.ACTIVE and job.budget_usd is not None and job.cost_usd >= job.budget_usd:
+        job.transition(JudgeJob.ACTIVE, JudgeJob.Status.BUDGET_EXHAUSTED,
                         finished_at=timezone.now())
         logger.info("job %s stopped: budget of %s USD reached", job.pk, job.budget_usd)
     gate.update(job)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 from decimal import Decimal
+from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
@@ -114,20 +115,34 @@ def start_judge_job(*, study: Study, judge: Judge, condition_names: list[str], p
     pairs = list(pairs_for(study=study, pair_set=pair_set))
     if not pairs:
         raise JobError(f"study {study.slug!r} has no pairs in pair set {pair_set!r}")
-    with transaction.atomic():
-        job = JudgeJob.objects.create(
-            study=study, judge=judge, conditions=names, pair_set=pair_set, parser=parser,
-            prompt_version=prompt_version, bandwagon_percent=percent, seed=seed,
-            budget_usd=budget_usd, created_by=created_by, status=JudgeJob.Status.RUNNING,
-            started_at=timezone.now(), heartbeat_at=timezone.now(),
-        )
-        rows = _plan_rows(job, pairs, names)
-        Judgment.objects.bulk_create(rows, batch_size=2000)
-        JudgeJob.objects.filter(pk=job.pk).update(total=len(rows))
-        job.total = len(rows)
-        transaction.on_commit(lambda: enqueue_pending(job=job))
+    per_pair = sum(len(conditions.PRESENTATIONS.get(name, (1, 2))) for name in names)
+    # Inside a caller's transaction nothing is visible before the end anyway: start RUNNING.
+    streaming = not transaction.get_connection().in_atomic_block
+    job = JudgeJob.objects.create(
+        study=study, judge=judge, conditions=names, pair_set=pair_set, parser=parser,
+        prompt_version=prompt_version, bandwagon_percent=percent, seed=seed,
+        budget_usd=budget_usd, created_by=created_by,
+        status=JudgeJob.Status.QUEUED if streaming else JudgeJob.Status.RUNNING,
+        total=per_pair * len(pairs), started_at=timezone.now(), heartbeat_at=timezone.now(),
+    )
+    # Rows are written and enqueued in committed batches, so workers start on the first
+    # batch while later ones are still being planned (a 10k-call job would otherwise wait
+    # seconds). QUEUED keeps the job from completing before its last batch exists.
+    for rows in _plan_batches(job, pairs, names):
+        with transaction.atomic():
+            Judgment.objects.bulk_create(rows)
+            keyed = [(row.pk, row.prompt_hash) for row in rows]
+            transaction.on_commit(lambda keyed=keyed: _send_chunks(job.pk, keyed))
+    transaction.on_commit(lambda: _finish_queueing(job))
     logger.info("job %s: %s judgments for judge %s on %s", job.pk, job.total, judge.name, study.slug)
     return job
+
+
+def _finish_queueing(job: JudgeJob) -> None:
+    from judging.runner import maybe_complete
+
+    if job.transition((JudgeJob.Status.QUEUED,), JudgeJob.Status.RUNNING):
+        maybe_complete(job)  # every chunk may have finished before the last batch was in
 
 
 def _validate(*, judge: Judge, condition_names: list[str], parser: str, prompt_version: str,
@@ -146,9 +161,14 @@ def _validate(*, judge: Judge, condition_names: list[str], parser: str, prompt_v
         raise JobError(str(exc)) from None
 
 
-def _plan_rows(job: JudgeJob, pairs: list[Pair], names: list[str]) -> list[Judgment]:
-    rows = []
+def _plan_batches(job: JudgeJob, pairs: list[Pair], names: list[str],
+                  size: int = 1000) -> Iterator[list[Judgment]]:
+    """Judgment rows in batches that never split a pair (twin prompts stay together)."""
+    rows: list[Judgment] = []
     for pair in pairs:
+        if len(rows) >= size:
+            yield rows
+            rows = []
         for condition in names:
             for spec in conditions.plan(pair=pair, condition=condition, seed=job.seed,
                                         version=job.prompt_version,
@@ -161,7 +181,8 @@ def _plan_rows(job: JudgeJob, pairs: list[Pair], names: list[str]) -> list[Judgm
                                      presentation=spec["presentation"],
                                      slot1_response=spec["slot1_response"], cue=spec["cue"],
                                      prompt_hash=prompt.hash))
-    return rows
+    if rows:
+        yield rows
 
 
 def enqueue_pending(*, job: JudgeJob) -> int:
@@ -169,18 +190,20 @@ def enqueue_pending(*, job: JudgeJob) -> int:
 
     Safe to repeat: a duplicate message finds its rows claimed or done and does nothing.
     """
-    from judging.tasks import run_judgment_chunk as run_judgment_chunk_task
-
-    now = timezone.now()
-    # Sorted by prompt hash, and a chunk never splits a hash: identical prompts (plain
-    # repeats one order presentation) meet in one chunk, which calls the judge once.
     rows = (
         Judgment.objects.filter(job=job, status=Judgment.Status.PENDING)
-        .exclude(claimed_until__gte=now).order_by("prompt_hash", "pk")
-        .values_list("pk", "prompt_hash")
+        .exclude(claimed_until__gte=timezone.now()).values_list("pk", "prompt_hash")
     )
+    return _send_chunks(job.pk, list(rows.iterator(chunk_size=5000)))
+
+
+def _send_chunks(job_id: int, keyed: list[tuple[int, str]]) -> int:
+    from judging.tasks import run_judgment_chunk as run_judgment_chunk_task
+
+    # Sorted by prompt hash, and a chunk never splits a hash: identical prompts (plain
+    # repeats one order presentation) meet in one chunk, which calls the judge once.
     size, chunks, chunk, last_hash = settings.JUDGING_CHUNK_SIZE, [], [], None
-    for pk, prompt_hash in rows.iterator(chunk_size=5000):
+    for pk, prompt_hash in sorted(keyed, key=lambda row: (row[1], row[0])):
         if len(chunk) >= size and prompt_hash != last_hash:
             chunks.append(chunk)
             chunk = []
@@ -189,7 +212,7 @@ def enqueue_pending(*, job: JudgeJob) -> int:
     if chunk:
         chunks.append(chunk)
     for ids in chunks:
-        run_judgment_chunk_task.delay(job.pk, ids)
+        run_judgment_chunk_task.delay(job_id, ids)
     return len(chunks)
 
 

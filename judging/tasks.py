@@ -21,7 +21,7 @@ class ChunkTask(Task):
         # A bug (not a judge error: those are stored per judgment) stops the job visibly
         # instead of letting the sweeper replay the same crash forever.
         job_id = args[0] if args else kwargs.get("job_id")
-        JudgeJob.objects.filter(pk=job_id, status=JudgeJob.Status.RUNNING).update(
+        JudgeJob.objects.filter(pk=job_id, status__in=JudgeJob.ACTIVE).update(
             status=JudgeJob.Status.FAILED, error=f"a chunk crashed: {type(exc).__name__}",
             finished_at=timezone.now(),
         )

@@ -26,7 +26,7 @@ def test_it_starts_a_job_and_reports_progress(api, study, django_capture_on_comm
     assert response.status_code == 201, response.content
     body = response.json()
     assert body["conditions"] == ["order"] and body["total"] == 36 and body["status"] == "running"
-    assert len(callbacks) == 1
+    assert len(callbacks) == 2  # send the batch, then mark RUNNING
     job = JudgeJob.objects.get(pk=body["id"])
     runner.run_chunk(job_id=job.pk, judgment_ids=list(job.judgments.values_list("pk", flat=True)))
     detail = api.get(f"/api/judge-jobs/{job.pk}/").json()

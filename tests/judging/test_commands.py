@@ -31,7 +31,7 @@ def test_run_judges_creates_baselines_on_demand(study, capsys, django_capture_on
     assert "72 judgments queued" in capsys.readouterr().out
     job = JudgeJob.objects.get()
     assert job.judge.baseline == "last-slot" and job.conditions == ["order", "attentional"]
-    assert len(callbacks) == 1
+    assert len(callbacks) == 2
 
 
 @pytest.mark.parametrize(("args", "message"), [

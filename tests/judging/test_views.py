@@ -30,7 +30,7 @@ def test_it_launches_a_job_and_redirects_to_its_page(researcher_client, study, j
     assert response.status_code == 302 and response.url == f"/judging/jobs/{job.pk}/"
     assert job.conditions == ["order", "bandwagon"] and job.total == 72
     assert job.budget_usd == Decimal("2.5") and job.status == "running"
-    assert len(callbacks) == 1  # enqueueing waits for the commit
+    assert len(callbacks) == 2  # enqueueing waits for the commit
 
 
 def test_htmx_launch_uses_hx_redirect(researcher_client, study, judge):
@@ -113,7 +113,7 @@ def test_judge_form_keeps_the_key_write_only(researcher_client, researcher):
         "name": "gpt", "kind": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "gpt-4o",
         "api_key": SECRET, "generation": '{"temperature": 0}', "max_concurrency": 8,
         "requests_per_minute": 600, "price_in_per_1k": "0.005", "price_out_per_1k": "0.015",
-        "request_timeout": 60})
+        "request_timeout": 60, "transport": "openai"})
     assert response.status_code == 302
     judge = Judge.objects.get(name="gpt")
     assert judge.get_api_key() == SECRET and SECRET not in judge.api_key_encrypted
@@ -123,7 +123,7 @@ def test_judge_form_keeps_the_key_write_only(researcher_client, researcher):
     # Saving without a key keeps it.
     data = {"name": "gpt", "kind": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "gpt-4o-mini",
             "generation": "{}", "max_concurrency": 8, "requests_per_minute": 600,
-            "price_in_per_1k": "0", "price_out_per_1k": "0", "request_timeout": 60}
+            "price_in_per_1k": "0", "price_out_per_1k": "0", "request_timeout": 60, "transport": "openai"}
     researcher_client.post(f"/judging/judges/{judge.pk}/edit/", data)
     judge.refresh_from_db()
     assert judge.model == "gpt-4o-mini" and judge.get_api_key() == SECRET
@@ -139,5 +139,5 @@ def test_judge_form_rejects_an_endpoint_without_a_model(researcher_client):
     response = researcher_client.post("/judging/judges/new/", {
         "name": "half", "kind": "openai", "base_url": "http://x/v1", "generation": "{}",
         "max_concurrency": 8, "requests_per_minute": 600, "price_in_per_1k": "0",
-        "price_out_per_1k": "0", "request_timeout": 60})
+        "price_out_per_1k": "0", "request_timeout": 60, "transport": "openai"})
     assert response.status_code == 422 and not Judge.objects.filter(name="half").exists()
