@@ -169,7 +169,7 @@ def claim(job: JudgeJob, judgment_ids: list[int], token: str) -> int:
     return (
         Judgment.objects.filter(job_id=job.pk, pk__in=judgment_ids, status=Judgment.Status.PENDING)
         .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
-        .update(claim_token=token, claimed_until=now + _lease(), attempts=F("attempts") + 1)
+        .update(claim_token=token, claimed_until=now + _lease())
     )
 
 
@@ -288,13 +288,14 @@ def _refresh_gate(job: JudgeJob, gate: Gate) -> None:
 
 STORED_FIELDS = ("status", "raw_text", "choice", "valid", "chosen_response", "tokens_in", "tokens_out",
                  "latency_ms", "cost_usd", "cached", "error", "claim_token", "claimed_until",
-                 "completed_at", "prompt_hash")
+                 "completed_at", "prompt_hash", "attempts")
 
 
 def _fill(job: JudgeJob, o: Outcome, now: object) -> dict[str, object]:
     """Set the result on the row object; returns its counter deltas."""
     j = o.item.judgment
     j.claim_token, j.claimed_until, j.completed_at = "", None, now
+    j.attempts += o.calls  # HTTP requests for this row, retries included
     j.prompt_hash = o.item.prompt.hash
     if o.completion is None:
         j.status, j.error = Judgment.Status.FAILED, o.error[:1000]
@@ -359,8 +360,12 @@ def store(job: JudgeJob, token: str, outcomes: list[Outcome], gate: Gate) -> int
 
 
 def maybe_complete(job: JudgeJob) -> bool:
-    """RUNNING -> COMPLETED once nothing is pending. Safe to call from every chunk."""
+    """RUNNING -> COMPLETED once nothing is pending. Safe to call from every chunk.
+
+    A budget stop that came with the very last call is a completion too.
+    """
     if Judgment.objects.filter(job_id=job.pk, status=Judgment.Status.PENDING).exists():
         return False
-    return job.transition((JudgeJob.Status.RUNNING,), JudgeJob.Status.COMPLETED,
+    return job.transition((JudgeJob.Status.RUNNING, JudgeJob.Status.BUDGET_EXHAUSTED),
+                          JudgeJob.Status.COMPLETED,
                            finished_at=timezone.now())

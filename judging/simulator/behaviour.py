@@ -124,7 +124,7 @@ class SimPrompt:
     self_slot: str  # "", "first", "second"
 
 
-_LINE = re.compile(r"^(System|Model) (\S+?)( \(You\))?: ?(.*)$")
+_LINE = re.compile(r"^(System|Model) (.+?)( \(You\))?: (.*)$")
 
 
 def read_prompt(messages: list[dict[str, Any]]) -> SimPrompt:
@@ -138,7 +138,7 @@ def read_prompt(messages: list[dict[str, Any]]) -> SimPrompt:
     entries: list[list[str]] = []
     for line in block[1].strip("\n").split("\n"):
         m = _LINE.match(line)
-        if m:
+        if m and len(entries) < 2:
             entries.append([m.group(1), m.group(2), m.group(3) or "", m.group(4)])
         elif entries:
             entries[-1][3] += "\n" + line

@@ -97,6 +97,7 @@ def test_timeouts_are_retried_until_an_answer_arrives(study, make_sim_judge, tra
     run_all(job)
     assert job.done == job.total == 36 and job.failed == 0
     assert job.calls > job.total  # some calls timed out and were sent again
+    assert sum(job.judgments.values_list("attempts", flat=True)) == job.calls
 
 
 @pytest.mark.parametrize(("transport", "message"), [("openai", "404 NotFoundError"),

@@ -114,3 +114,15 @@ def test_the_site_mounts_the_simulator_for_make_run(client):
     assert response.json()["choices"][0]["message"]["content"] == "System Star is better"
     bad = client.post("/sim/v1/chat/completions", data="{", content_type="application/json")
     assert bad.status_code == 400
+
+
+def test_model_names_with_spaces_and_multiline_answers_are_read():
+    from judging.simulator.behaviour import read_prompt
+
+    rendered = prompts.render(version="v1", condition="compassion", instruction="Q", reference="",
+                              first_text="line one\nline two: more", second_text="short",
+                              cue={"names": ["GPT-4 Turbo", "Model X"], "self_slot": "second"})
+    p = read_prompt(rendered.messages)
+    assert p.labels == ("Model GPT-4 Turbo", "Model Model X")
+    assert (p.first, p.second, p.self_slot) == ("line one\nline two: more", "short", "second")
+    assert decide(Knobs(self=1.0), rendered.messages).text == "Model Model X is better"
