@@ -9,7 +9,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from annotations.importers.demo import seed_demo_study
-from annotations.models import Pair, Response, Study
+from annotations.models import Batch, Pair, Response, Study
+from judging.models import JudgeJob, Judgment
 from tests.importers.conftest import table_counts
 
 pytestmark = pytest.mark.django_db
@@ -33,6 +34,30 @@ def test_it_seeds_the_demo_study_once(settings):
     assert (study.is_public_demo, study.source) == (True, "demo")
     assert Response.objects.filter(instruction__study=study).count() == 60
     assert Pair.objects.filter(instruction__study=study).count() == 120
+
+
+def test_the_demo_is_ready_to_explore_crowd_batches_judges_and_jobs(settings):
+    settings.DEBUG = True
+    output = _seed()
+    study = Study.objects.get(slug="demo")
+    # 12 instructions: ranking in batches of 4, pair conditions one batch per instruction.
+    assert {c: Batch.objects.filter(study=study, condition=c).count()
+            for c in ("ranking", "order", "bandwagon", "attentional")} == {
+        "ranking": 3, "order": 12, "bandwagon": 12, "attentional": 12}
+    jobs = {job.judge.name: job for job in JudgeJob.objects.filter(study=study).select_related("judge")}
+    assert set(jobs) == {"simulated-judge", "longer"}
+    # 120 pairs x 2 presentations per condition.
+    assert jobs["simulated-judge"].total == 120 * 2 * 3
+    assert jobs["longer"].total == 120 * 2
+    assert Judgment.objects.filter(job__study=study).count() == 120 * 2 * 4
+    assert "queued judge job" in output
+    assert "queued judge job" not in _seed()  # a second run queues nothing new
+    assert JudgeJob.objects.filter(study=study).count() == 2
+
+
+def test_no_jobs_leaves_the_judge_side_idle():
+    _seed("--no-jobs")
+    assert not JudgeJob.objects.exists()
 
 
 def test_the_systems_differ_clearly_in_length():

@@ -1,0 +1,86 @@
+"""`manage.py seed_demo [--if-empty] [--no-jobs]`: the demo study, ready to explore.
+
+It lives in the judging app because it wires both sides: the study content and crowd
+batches (annotations) and the demo judges and jobs (judging).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+
+from annotations.importers.demo import seed_demo_study
+from annotations.models import Batch, Condition, Pair, Study
+from annotations.services.design import generate_batches
+from judging.models import JudgeJob
+from judging.services import ensure_demo_judges, start_judge_job
+
+DEMO_USER = "researcher"
+DEMO_SEED = 2024
+# The crowd side of the demo: every condition the worker pages support.
+DEMO_CONDITIONS = (Condition.RANKING, Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL)
+# The judge side: the simulated judge on the paper's bias runs, and the length-only null.
+DEMO_JOBS = (
+    ("simulated-judge", ["order", "bandwagon", "attentional"]),
+    ("longer", ["order"]),
+)
+
+
+class Command(BaseCommand):
+    help = (
+        "Create or update the demo study (idempotent): content, crowd batches, the simulated "
+        "judge and baselines, and two demo judge jobs. With DEBUG on, also a local 'researcher' login."
+    )
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--if-empty", action="store_true", help="do nothing if any study exists")
+        parser.add_argument("--no-jobs", action="store_true", help="do not queue the demo judge jobs")
+
+    def handle(self, *args: Any, if_empty: bool, no_jobs: bool, **options: Any) -> None:
+        if if_empty and Study.objects.exists():
+            self.stdout.write("seed_demo: studies exist already; nothing to do.")
+            return
+        study = seed_demo_study()
+        self.stdout.write(
+            f"demo study '{study.slug}': {study.instructions.count()} instructions, "
+            f"{study.candidates.count()} systems, "
+            f"{Pair.objects.filter(instruction__study=study).count()} pairs"
+        )
+        self._ensure_batches(study)
+        judges = {judge.name: judge for judge in ensure_demo_judges()}
+        self.stdout.write(f"judges: {', '.join(sorted(judges))}")
+        if not no_jobs:
+            self._ensure_jobs(study, judges)
+        if settings.DEBUG:
+            self._ensure_local_researcher()
+
+    def _ensure_batches(self, study: Study) -> None:
+        for condition in DEMO_CONDITIONS:
+            if Batch.objects.filter(study=study, condition=condition).exists():
+                continue  # generate_batches refuses a second design for a condition
+            generate_batches(study=study, condition=condition, seed=DEMO_SEED, pairs_per_batch=5,
+                             rankings_per_batch=4)
+        counts = {c: Batch.objects.filter(study=study, condition=c).count() for c in DEMO_CONDITIONS}
+        self.stdout.write("crowd batches: " + ", ".join(f"{c} {n}" for c, n in counts.items()))
+
+    def _ensure_jobs(self, study: Study, judges: dict) -> None:
+        for name, conditions in DEMO_JOBS:
+            if JudgeJob.objects.filter(study=study, judge=judges[name]).exists():
+                continue
+            job = start_judge_job(study=study, judge=judges[name], condition_names=conditions,
+                                  seed=DEMO_SEED)
+            # The simulated judge answers at SIMULATOR_BASE_URL, i.e. the web server that
+            # `make run` starts next; calls made before it is up are retried.
+            self.stdout.write(f"queued judge job {job.pk}: {name} on {', '.join(conditions)} ({job.total} calls)")
+
+    def _ensure_local_researcher(self) -> None:
+        # Only ever with DEBUG on: a well-known password is fine on a laptop, never on a server.
+        users = get_user_model()
+        if not users.objects.filter(username=DEMO_USER).exists():
+            users.objects.create_superuser(DEMO_USER, "researcher@localhost", DEMO_USER)
+        self.stdout.write(
+            f"local demo account: user '{DEMO_USER}', password '{DEMO_USER}' (staff; DEBUG only, "
+            "for this machine; never use it on a server)"
+        )
