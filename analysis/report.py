@@ -5,6 +5,7 @@ database; a section with no data returns empty lists, never made-up values.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from django.utils import timezone
@@ -38,4 +39,25 @@ def build_report(*, study: Study, profile: str, progress: Progress | None = None
     step("paper", 0.8)
     report["paper"] = paper.build(study=study, profile=chosen) if chosen.name == "cobbler-paper" else {}
     step("done", 1.0)
-    return report
+    return _without_non_finite(report)
+
+
+def _without_non_finite(value: object) -> object:
+    """NaN and infinity become null (an interval with one bad end becomes null as a whole).
+
+    A statistic that is undefined (a bootstrap over one instruction, a share over zero
+    above-chance agreement) must read as "no value", and JSON has no NaN: PostgreSQL's
+    jsonb and SQLite's JSON_VALID both reject it.
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: (None if k == "ci95" and _has_non_finite(v) else _without_non_finite(v))
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_non_finite(v) for v in value]
+    return value
+
+
+def _has_non_finite(value: object) -> bool:
+    return isinstance(value, list) and any(isinstance(v, float) and not math.isfinite(v) for v in value)

@@ -76,11 +76,12 @@ def execute_report_run(*, run: ReportRun) -> None:
         report = compose_report(study=run.study, profile=run.profile, progress=lambda s, f: run.report_progress(s, 0.85 * f))
         run.report_progress("plots", 0.9)
         figures = render_figures(report)
+        run.finish(result=report, figures=figures)
     except Exception as exc:  # noqa: BLE001 - recorded on the row, shown to the researcher, re-raised
+        # Saving the result can fail too; a run left "running" would make the page poll forever.
         log.exception("report run %s failed", run.pk)
         run.mark_failed(f"{type(exc).__name__}: {exc}")
         raise
-    run.finish(result=report, figures=figures)
 
 
 def write_report(*, study: Study, profile: str, fmt: str, out: Path, data_files: list[Path] | None = None) -> int:

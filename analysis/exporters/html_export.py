@@ -41,7 +41,8 @@ def report_context(report: dict, figures: list[dict] | None = None) -> dict:
         "tables": [_html_table(t) for t in tidy_tables(report)],
         "methods": methods_paragraphs(report),
         "verdict": lc.get("verdict"),
-        "headlines": lc.get("judge_vs_human") or [],
+        # Only judges that met human votes on the same pairs have a length-control verdict to show.
+        "headlines": [row for row in lc.get("judge_vs_human") or [] if row.get("n")],
     }
 
 

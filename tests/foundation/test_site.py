@@ -104,3 +104,14 @@ def test_dashboard_is_for_staff_only(client, researcher):
     assert client.get(reverse("analysis:dashboard")).status_code == 302
     client.force_login(researcher)
     assert client.get(reverse("analysis:dashboard")).status_code == 200
+
+
+def test_reports_carry_null_where_a_statistic_is_undefined():
+    from analysis.report import _without_non_finite
+
+    cleaned = _without_non_finite(
+        {"agreement": [{"value": 0.7, "ci95": [float("nan"), float("nan")]}],
+         "length_control": {"headline_share": float("inf"), "ci95": [0.1, 0.2]}}
+    )
+    assert cleaned == {"agreement": [{"value": 0.7, "ci95": None}],
+                       "length_control": {"headline_share": None, "ci95": [0.1, 0.2]}}

@@ -19,6 +19,9 @@ class Command(BaseCommand):
         parser.add_argument("--concurrency", type=int, default=4)
 
     def handle(self, *args: Any, host: str, port: int, concurrency: int, **options: Any) -> None:
+        # Ctrl-C reaches the whole process group; a plain `kill` reaches only us, so turn
+        # SIGTERM into the same clean shutdown or the children would outlive us.
+        signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
         python = sys.executable
         worker = subprocess.Popen(
             [python, "-m", "celery", "-A", "cobbler_site", "worker", "-Q", "default,llm",
@@ -44,3 +47,7 @@ class Command(BaseCommand):
                     proc.wait(timeout=15)
                 except subprocess.TimeoutExpired:
                     proc.kill()
+
+
+def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
