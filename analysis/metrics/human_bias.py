@@ -12,6 +12,7 @@ Human salience is taken from the order study.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -55,6 +56,12 @@ def word_tokens(text: str) -> list[str]:
     return out.split()
 
 
+@lru_cache(maxsize=4096)
+def _token_count(text: str) -> int:
+    # Cached: a report tokenises the same responses in several sections (17 regex passes each).
+    return len(word_tokens(text))
+
+
 def count_units(texts: pd.Series, unit: str) -> pd.Series:
     """Length of each text in ``unit``: chars, words (whitespace) or tokens (``word_tokens``)."""
     if unit == "chars":
@@ -62,7 +69,7 @@ def count_units(texts: pd.Series, unit: str) -> pd.Series:
     if unit == "words":
         return texts.str.split().str.len()
     if unit == "tokens":
-        unique = {t: len(word_tokens(t)) for t in texts.unique()}  # few distinct responses
+        unique = {t: _token_count(t) for t in texts.unique()}  # few distinct responses
         return texts.map(unique)
     raise ValueError(f"unknown length unit {unit!r}")
 

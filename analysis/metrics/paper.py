@@ -12,8 +12,8 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from analysis.metrics.rankings import HUMAN_BIAS_TIE_ORDER, rank, rankings_by
-from analysis.rbo import rbo_score
+from analysis.metrics.rankings import HUMAN_BIAS_TIE_ORDER, rankings_by
+from analysis.rbo import rbo_many
 
 P = 0.8  # the authors' persistence everywhere (3.11)
 ACL_DROPPED = ("dolly", "redpajama")
@@ -47,12 +47,10 @@ def judge_rankings(aggregates: pd.DataFrame, *, tie_break: str, order: Sequence[
 def mean_rbo(left: pd.Series, right: pd.Series, *, variant: str, drop: Sequence[str] = ()) -> float:
     """Mean over shared index values (instructions) of RBO(left, right) after deleting ``drop``."""
     shared = left.index.intersection(right.index)
-    values = [
-        rbo_score([k for k in left[i] if k not in drop], [k for k in right[i] if k not in drop],
-                  p=P, variant=variant, ties="w")
-        for i in shared
-    ]
-    return float(np.mean(values)) if values else float("nan")
+    xs = [[k for k in ranking if k not in drop] for ranking in left.loc[shared].tolist()]
+    ys = [[k for k in ranking if k not in drop] for ranking in right.loc[shared].tolist()]
+    values = rbo_many(xs, ys, P, variant=variant, ties="w")  # = rbo_score per instruction, bit for bit
+    return float(np.mean(values)) if values.size else float("nan")
 
 
 def rbo_human_machine_v1(rankings: pd.DataFrame, v1: pd.DataFrame, *, order: Sequence[str]) -> float:
@@ -120,12 +118,21 @@ def human_bias_iaa(answers: pd.DataFrame, *, candidate_of: dict[int, str]) -> fl
     wins = work[["batch", "rater", "winner"]].rename(columns={"winner": "candidate"}).value_counts().rename("wins")
     ratios = pd.concat([appear, wins], axis=1).fillna({"wins": 0}).reset_index()
     ratios["score"] = ratios["wins"] / ratios["appearances"]
+    # One sort for all (batch, rater) rankings, one batched RBO for all rater pairs; the same
+    # numbers as rank() per rater and rbo_score() per pair (bit for bit: the == 1 filter sees them).
+    ranked = rankings_by(ratios, group=["batch", "rater"], tie_break="canonical", order=HUMAN_BIAS_TIE_ORDER)
+    if ranked.empty:
+        return float("nan")
+    pairs: list[tuple[object, list, list]] = []
+    for batch, mine in ranked.groupby(level="batch", sort=True):
+        by_rater = dict(zip(mine.index.get_level_values("rater"), mine.tolist(), strict=True))
+        pairs += [(batch, by_rater[a], by_rater[b]) for a, b in combinations(sorted(by_rater), 2)]
+    scores = rbo_many([x for _, x, _ in pairs], [y for _, _, y in pairs], P, variant="ext", ties="w")
+    per_batch: dict[object, list[float]] = {}
+    for (batch, _x, _y), value in zip(pairs, scores.tolist(), strict=True):
+        per_batch.setdefault(batch, []).append(value)
     batch_means = []
-    for _batch, group in ratios.groupby("batch", sort=True):
-        ranked = {r: rank(g["candidate"].tolist(), g["score"].to_numpy(), tie_break="canonical",
-                          order=HUMAN_BIAS_TIE_ORDER) for r, g in group.groupby("rater", sort=True)}
-        values = [rbo_score(ranked[a], ranked[b], p=P, variant="ext", ties="w")
-                  for a, b in combinations(sorted(ranked), 2)]
+    for values in per_batch.values():
         values = [v for v in values if v != 1]
         if values:
             batch_means.append(round(float(np.mean(values)), 3))

@@ -8,7 +8,7 @@ import pandas as pd
 
 from analysis.metrics.agreement import cohen_kappa
 from analysis.metrics.stats import bootstrap_mean, wilson
-from analysis.rbo import rbo_ext_batch, rbo_score, rbo_trunc_batch
+from analysis.rbo import rbo_ext_batch, rbo_many, rbo_trunc_batch
 
 BATCHED = {"trunc": rbo_trunc_batch, "ext": rbo_ext_batch}
 
@@ -18,14 +18,14 @@ def rbo_per_instruction(left: pd.Series, right: pd.Series, *, variant: str, p: f
 
     Complete, untied rankings of the same items (the usual case: drag-to-rank lists,
     judges without ties) go through the vectorised batch functions; anything else
-    through the general implementation.
+    through ``rbo_many`` (the general implementation's numbers, batched where it can).
     """
     shared = left.index.intersection(right.index)
-    xs, ys = [left[i] for i in shared], [right[i] for i in shared]
+    xs, ys = left.loc[shared].tolist(), right.loc[shared].tolist()
     codes = _as_codes(xs, ys) if variant in BATCHED else None
     if codes is not None:
         return BATCHED[variant](codes[0], codes[1], p)
-    return np.array([rbo_score(x, y, p=p, variant=variant, ties=ties) for x, y in zip(xs, ys, strict=True)])
+    return rbo_many(xs, ys, p, variant=variant, ties=ties)
 
 
 def _as_codes(xs: list, ys: list) -> tuple[np.ndarray, np.ndarray] | None:
@@ -33,7 +33,10 @@ def _as_codes(xs: list, ys: list) -> tuple[np.ndarray, np.ndarray] | None:
         return None
     k = len(xs[0])
     for x, y in zip(xs, ys, strict=True):
-        if len(x) != k or len(y) != k or any(isinstance(i, frozenset) for i in (*x, *y)) or set(x) != set(y):
+        if len(x) != k or len(y) != k:
+            return None
+        # Types first (at C speed), then the per-type test: the same as isinstance per item.
+        if any(issubclass(t, frozenset) for t in {*map(type, x), *map(type, y)}) or set(x) != set(y):
             return None
     vocab = {key: n for n, key in enumerate(sorted({key for x in xs for key in x}))}
     return (np.array([[vocab[key] for key in x] for x in xs]), np.array([[vocab[key] for key in y] for y in ys]))

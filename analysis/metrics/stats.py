@@ -1,10 +1,15 @@
 """Intervals, tests and multiple-comparison corrections shared by the metric modules."""
 from __future__ import annotations
 
-import numpy as np
-from scipy import stats as sps
+from functools import lru_cache
 
-Z95 = float(sps.norm.ppf(0.975))
+import numpy as np
+
+# scipy.special, not scipy.stats: the same ndtr/ndtri that norm.sf/norm.ppf call (bit for
+# bit), without the ~1 s import of scipy.stats on every report.
+from scipy.special import ndtr, ndtri
+
+Z95 = float(ndtri(0.975))
 
 
 def wilson(value: float, n: int, z: float = Z95) -> list[float]:
@@ -30,7 +35,7 @@ def two_proportion_z(p1: float, n1: int, p2: float, n2: int) -> tuple[float, flo
     if var <= 0:
         return float("nan"), float("nan")
     z = (p1 - p2) / np.sqrt(var)
-    return float(z), float(2 * sps.norm.sf(abs(z)))
+    return float(z), float(2 * ndtr(-abs(z)))  # = 2 * norm.sf(|z|)
 
 
 def holm(p_values: np.ndarray) -> np.ndarray:
@@ -65,10 +70,18 @@ def bootstrap_weights(n_units: int, *, replicates: int, seed: int) -> np.ndarray
     """(replicates, n_units) multiplicities of a with-replacement resample of the units.
 
     Metrics that are sums over units (instructions) can then be bootstrapped with one
-    matrix product instead of a Python loop.
+    matrix product instead of a Python loop. Cached (read-only): a report draws the same
+    (n, replicates, seed) weights hundreds of times, and the multinomial draw dominates.
     """
+    return _bootstrap_weights(n_units, replicates, seed)
+
+
+@lru_cache(maxsize=64)
+def _bootstrap_weights(n_units: int, replicates: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    return rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=replicates).astype(float)
+    weights = rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=replicates).astype(float)
+    weights.setflags(write=False)
+    return weights
 
 
 def percentile_interval(samples: np.ndarray) -> list[float]:

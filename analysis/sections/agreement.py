@@ -28,7 +28,7 @@ def build(*, study: Study, profile: Profile) -> list[dict]:
     order = loaders.candidate_order(study)
     rankings = loaders.human_rankings_frame(study)
     judgments = loaders.judgments_frame(study)
-    aggregates = loaders.aggregates_frame(study)
+    aggregates = loaders.aggregates_frame(study, collection="v1", run="order")  # the only rows used here
     ties = "a" if profile.tie_break == "tie-aware" else "w"
     rbo = {"variant": profile.rbo_variant, "p": profile.rbo_p, "ties": ties, "seed": SEED}
     judge_ranks = _judge_rankings(judgments, aggregates, profile=profile, order=order)
