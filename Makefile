@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-smoke venv browser bench clean
+.PHONY: run test test-smoke lint venv bench clean
 
 $(STAMP): requirements.txt
 	python3 -m venv $(VENV)
@@ -24,12 +24,15 @@ run: venv
 
 # The suite runs on whatever DATABASE_URL / REDIS_URL say (PostgreSQL + Redis in CI),
 # and on the embedded default (SQLite + filesystem broker) when they are unset.
-test: venv
+test: venv lint
 	DATA_DIR=$(CURDIR)/var/test $(PY) -m pytest $(PYTEST_ARGS)
 
 # The embedded-mode smoke part CI runs besides the full suite on PostgreSQL.
 test-smoke: venv
 	DATA_DIR=$(CURDIR)/var/test-smoke $(PY) -m pytest -m smoke $(PYTEST_ARGS)
+
+lint: venv
+	$(VENV)/bin/ruff check .
 
 bench: venv
 	$(PY) -m benchmarks.run_all

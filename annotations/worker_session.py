@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.core import signing
 from django.http import HttpRequest, HttpResponse
 
 from annotations.models import Participant, Study

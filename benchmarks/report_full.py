@@ -37,7 +37,18 @@ MODELS = ["alpaca-13b", "claude-v1", "gpt-3.5-turbo", "gpt-4", "llama-13b", "vic
 
 def synthetic_mtbench(slug: str, *, votes: int = 6000, seed: int = 1) -> object:
     """80 questions x 2 turns x 15 pairs; humans and a judge both favour a latent quality and length."""
-    from annotations.models import Assignment, Batch, Candidate, Instruction, Pair, Participant, Response, Study, Submission, Task
+    from annotations.models import (
+        Assignment,
+        Batch,
+        Candidate,
+        Instruction,
+        Pair,
+        Participant,
+        Response,
+        Study,
+        Submission,
+        Task,
+    )
     from judging.models import Judge, JudgeJob, Judgment
 
     rng = random.Random(seed)

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from datetime import timedelta
 from decimal import Decimal
-from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings

@@ -1,9 +1,8 @@
 """Celery interface of the judge runner: ids in, services do the work, results in DB rows."""
 from __future__ import annotations
 
-from datetime import timedelta
-
 import logging
+from datetime import timedelta
 
 from celery import Task, shared_task
 from django.conf import settings

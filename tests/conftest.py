@@ -116,6 +116,29 @@ def celery_worker_process(transactional_db) -> Iterator[WorkerProcess]:
     purge_broker()
 
 
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]
+
+
+@pytest.fixture
+def browser(monkeypatch):
+    """Debian's Chromium, headless, driven by Playwright (never a downloaded browser)."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    # Playwright's sync API runs an event loop in this thread; the ORM calls the test
+    # makes meanwhile are still plain synchronous code.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
 def wait_until(predicate, timeout: float = 60.0, interval: float = 0.2) -> bool:
     """Poll ``predicate`` until it is truthy or ``timeout`` seconds pass."""
     deadline = time.monotonic() + timeout

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.length.stats import bootstrap_difference, rate
+from analysis.length.stats import rate
 
 BINS = ("<5%", "<10%", "10-30%", ">30%")
 # The three non-overlapping strata partition the keys; differences are taken between them.

@@ -2,24 +2,19 @@
 bootstrap over questions for differences between strata (length-control.md, Uncertainty)."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
+
+from analysis.metrics import stats as metrics_stats
 
 Z95 = 1.959963984540054
 
 
 def wilson(successes: int, n: int, z: float = Z95) -> list[float] | None:
-    """95% Wilson score interval, or None when there is nothing to estimate."""
+    """95% Wilson score interval of successes/n, or None when there is nothing to estimate."""
     if n <= 0:
         return None
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    # Clamp float noise: the interval of 0/n must start at exactly 0.
-    return [max(0.0, centre - half), min(1.0, centre + half)]
+    return metrics_stats.wilson(successes / n, n, z)
 
 
 def rate(successes: int, n: int) -> dict:

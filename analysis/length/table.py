@@ -11,7 +11,6 @@ from analysis.length.core import (
     VERDICT_COLUMNS,
     VOTE_COLUMNS,
     count_rate,
-    prefixed,
     decide_verdict,
     human_majority,
     in_bin,
@@ -19,6 +18,7 @@ from analysis.length.core import (
     null_scored,
     orient,
     partition_bin,
+    prefixed,
 )
 from analysis.length.stats import bootstrap_difference
 

@@ -19,7 +19,10 @@ def wilson(value: float, n: int, z: float = Z95) -> list[float]:
     denom = 1 + z**2 / n
     centre = (value + z**2 / (2 * n)) / denom
     half = z * np.sqrt(value * (1 - value) / n + z**2 / (4 * n**2)) / denom
-    return [float(max(0.0, centre - half)), float(min(1.0, centre + half))]
+    # At 0 and 1 the bound is exact in theory but centre - half leaves a ~1e-19 residue.
+    lo = 0.0 if value <= 0 else float(max(0.0, centre - half))
+    hi = 1.0 if value >= 1 else float(min(1.0, centre + half))
+    return [lo, hi]
 
 
 def two_proportion_z(p1: float, n1: int, p2: float, n2: int) -> tuple[float, float]:

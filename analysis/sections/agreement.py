@@ -15,8 +15,8 @@ import pandas as pd
 from analysis import loaders
 from analysis.metrics.agreement import fleiss_kappa, krippendorff_alpha
 from analysis.metrics.paper import _borda_sum
-from analysis.metrics.rankings import rankings_by, wins_from_judgments
 from analysis.metrics.ranking_agreement import choice_agreement_rows, pairwise_rbo_rows, rbo_row
+from analysis.metrics.rankings import rankings_by, wins_from_judgments
 from analysis.profiles import Profile
 from annotations.models import Study
 

@@ -19,7 +19,17 @@ from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
 from annotations import answers, services
-from annotations.models import Assignment, Condition, LeaseLost, Participant, QualificationItem, Response, Study, Submission, Task
+from annotations.models import (
+    Assignment,
+    Condition,
+    LeaseLost,
+    Participant,
+    QualificationItem,
+    Response,
+    Study,
+    Submission,
+    Task,
+)
 from annotations.worker_session import read_worker, remember_worker
 
 PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete"

@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import itertools
 
-from annotations.models import Assignment, Batch, Candidate, Instruction, Pair, Participant, Response, Study, Submission, Task
+from annotations.models import (
+    Assignment,
+    Batch,
+    Candidate,
+    Instruction,
+    Pair,
+    Participant,
+    Response,
+    Study,
+    Submission,
+    Task,
+)
 from judging.models import Judge, JudgeJob, Judgment
 
 _ids = itertools.count()

@@ -4,7 +4,14 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from analysis.length import VERDICT_COLUMNS, VOTE_COLUMNS, decide_verdict, length_control_table, relative_difference, wilson
+from analysis.length import (
+    VERDICT_COLUMNS,
+    VOTE_COLUMNS,
+    decide_verdict,
+    length_control_table,
+    relative_difference,
+    wilson,
+)
 from analysis.length.stats import bootstrap_difference
 
 

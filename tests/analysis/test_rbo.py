@@ -25,7 +25,7 @@ def reference() -> pd.DataFrame:
 @pytest.mark.slow
 @pytest.mark.parametrize("ties", ["w", "a", "b"])
 def test_it_matches_every_reference_row_to_1e9(reference, ties):
-    worst = {s: 0.0 for s in SCORES}
+    worst = dict.fromkeys(SCORES, 0.0)
     for row in reference.to_dict("records"):
         got = rbo(parse_ranking(row["x"]), parse_ranking(row["y"]), row["p"], ties=ties, scores=SCORES)
         for s in SCORES:

@@ -1,11 +1,9 @@
 """A whole worker session in Debian's Chromium (headless), with a screenshot of every screen."""
 from __future__ import annotations
 
-import os
 import shutil
 
 import pytest
-from django.utils import timezone
 
 from annotations import services
 from annotations.models import Assignment, Condition, Pair, Submission, Task
@@ -15,24 +13,6 @@ from tests.conftest import ARTIFACTS, PROJECT_ROOT
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 XSS = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
 SHOTS = ARTIFACTS / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
-
-
-@pytest.fixture
-def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.skip("Debian's chromium is not installed")
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs a loop
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        yield b
-        b.close()
-
-
 def _mixed_study():
     """One batch: two rankings, a bandwagon twin pair and an order task (sequential reveal)."""
     study = build_study("browser", instructions=2, overlap=1, texts={(0, "gamma"): XSS, (1, "beta"): "Line one\nLine two"})
@@ -104,7 +84,9 @@ def test_a_whole_worker_session(live_server, browser):
     items_el = page.locator("#ranking li")
     _drag(page, items_el.nth(4), items_el.nth(0))  # last answer to the top
     after = _order(page)
-    assert after != before and after[0] == before[4]
+    # Whether Sortable drops it just above or just below the bar (which starts on top)
+    # depends on pixels; what matters is that it now leads the answers.
+    assert after != before and [v for v in after if v != "bar"][0] == before[4]
     _drag(page, items_el.nth(0), items_el.nth(2))  # the bar (now 2nd) stays draggable too
     shot(page, "ranking-drag")
     final = _order(page)

@@ -52,11 +52,11 @@ def simulator() -> Iterator[SimulatorServer]:
 @pytest.fixture
 def make_sim_judge(simulator):
     def make(name: str = "sim", knobs: str = "", **fields) -> Judge:
-        defaults = dict(
-            kind=Judge.Kind.OPENAI, base_url=simulator.base_url, model=f"sim:{knobs}",
-            max_concurrency=8, requests_per_minute=0, request_timeout=5.0,
-            price_in_per_1k=Decimal("0.001"), price_out_per_1k=Decimal("0.002"),
-        )
+        defaults = {
+            "kind": Judge.Kind.OPENAI, "base_url": simulator.base_url, "model": f"sim:{knobs}",
+            "max_concurrency": 8, "requests_per_minute": 0, "request_timeout": 5.0,
+            "price_in_per_1k": Decimal("0.001"), "price_out_per_1k": Decimal("0.002"),
+        }
         defaults.update(fields)
         return Judge.objects.create(name=name, **defaults)
 

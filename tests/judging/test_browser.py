@@ -7,22 +7,11 @@ from tests.conftest import ARTIFACTS
 from tests.judging.test_jobs_worker import judge_worker  # noqa: F401 - fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.slow]
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 @pytest.fixture
-def page(monkeypatch):
-    from playwright.sync_api import sync_playwright
-
-    # Playwright's sync API keeps an event loop in this thread; the ORM calls in the test
-    # body are still plain synchronous calls.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=LAUNCH_ARGS)
-        yield browser.new_page()
-        browser.close()
+def page(browser):
+    return browser.new_page()
 
 
 def test_launch_and_watch_a_job(live_server, page, researcher, study, make_sim_judge, judge_worker):  # noqa: F811

@@ -54,8 +54,8 @@ def test_bandwagon_rate_is_measured_as_set():
     knobs = Knobs(bandwagon=0.4, seed=2)
     n, followed = 1500, 0
     for i in range(n):
-        kw = dict(version="v1", condition="bandwagon", instruction=f"Q{i}", reference="",
-                  first_text=f"a{i}", second_text=f"bb{i}")
+        kw = {"version": "v1", "condition": "bandwagon", "instruction": f"Q{i}", "reference": "",
+                  "first_text": f"a{i}", "second_text": f"bb{i}"}
         m1 = prompts.render(cue={"cue_slot": "first", "percent": 85}, **kw).messages
         m2 = prompts.render(cue={"cue_slot": "second", "percent": 85}, **kw).messages
         followed += decide(knobs, m1).slot == "first" and decide(knobs, m2).slot == "second"
@@ -63,8 +63,8 @@ def test_bandwagon_rate_is_measured_as_set():
 
 
 def test_self_preference_and_length_knobs():
-    kw = dict(version="v1", condition="compassion", instruction="Q", reference="",
-              first_text="short", second_text="a much longer answer")
+    kw = {"version": "v1", "condition": "compassion", "instruction": "Q", "reference": "",
+              "first_text": "short", "second_text": "a much longer answer"}
     marked = prompts.render(cue={"names": ["me", "you"], "self_slot": "first"}, **kw).messages
     assert decide(Knobs(self=1.0), marked).slot == "first"
     assert decide(Knobs(self=1.0), marked).text == "Model me is better"

@@ -5,6 +5,7 @@ every knob). A request's ``model`` string ``sim:k=v,...`` overrides the defaults
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
@@ -30,7 +31,5 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"simulator on http://{host}:{port}/v1 (Ctrl-C stops)")
-        try:
+        with contextlib.suppress(KeyboardInterrupt):
             serve_forever(host, port, defaults=defaults, max_concurrency=max_concurrency or None)
-        except KeyboardInterrupt:
-            pass
