@@ -4,6 +4,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from playwright.sync_api import expect
 
 from annotations import services
 from annotations.models import Assignment, Condition, Pair, Submission, Task
@@ -132,10 +133,11 @@ def test_a_whole_worker_session(live_server, browser):
     page.wait_for_url("**/4")
     assert page.is_disabled("#choose-a")
     page.click("#reveal-b summary")
-    assert not page.locator("#reveal-b").evaluate("d => d.open")
+    expect(page.locator("#reveal-b")).not_to_have_attribute("open", "")
     page.click("#reveal-a summary")
     page.click("#reveal-b summary")
-    assert page.is_enabled("#choose-a")
+    # The toggle handler runs after the click returns; wait for it rather than race it.
+    expect(page.locator("#choose-a")).to_be_enabled()
     shot(page, "order-reveal")
     page.click("#choose-a")
 
