@@ -32,13 +32,15 @@ def main() -> None:
         page.screenshot(path=OUT / "tour-dashboard.png", full_page=True)
         page.goto(f"{base}/judging/jobs/1/")
         page.screenshot(path=OUT / "tour-judge-job.png", full_page=True)
+        page.goto(f"{base}/crowd/studies/demo/")
+        page.screenshot(path=OUT / "tour-crowd-study.png", full_page=False)
         page.goto(f"{base}/studies/demo/report/")
         button = page.locator("button", has_text="ompute")
         if button.count():
             button.first.click()
-        page.wait_for_selector("img, svg", timeout=120_000)
+        page.wait_for_selector(".figures img, .figures svg", timeout=120_000)
         page.wait_for_timeout(1500)
-        page.screenshot(path=OUT / "tour-report.png", full_page=False)
+        page.locator(".figures").screenshot(path=OUT / "tour-report.png")
         browser.close()
 
 
