@@ -43,7 +43,7 @@ def build_report(*, study: Study, profile: str, progress: Progress | None = None
 
 
 def _without_non_finite(value: object) -> object:
-    """NaN and infinity become null (an interval with one bad end becomes null as a whole).
+    """NaN and infinity become null (an interval with a missing or bad end becomes null as a whole).
 
     A statistic that is undefined (a bootstrap over one instruction, a share over zero
     above-chance agreement) must read as "no value", and JSON has no NaN: PostgreSQL's
@@ -60,4 +60,6 @@ def _without_non_finite(value: object) -> object:
 
 
 def _has_non_finite(value: object) -> bool:
-    return isinstance(value, list) and any(isinstance(v, float) and not math.isfinite(v) for v in value)
+    return isinstance(value, list) and any(
+        v is None or (isinstance(v, float) and not math.isfinite(v)) for v in value
+    )

@@ -43,7 +43,8 @@ def compose_report(
     Raises ValueError for an unknown profile or a report off the schema.
     """
     report = build_report(study=study, profile=profile, progress=progress)
-    report["manifest"] = build_manifest(report=report, counts=study_counts(study=study), data_files=data_files)
+    report["manifest"] = build_manifest(report=report, counts=study_counts(study=study), data_files=data_files,
+                                        source_files=study.source_files)
     validate(report)
     return report
 

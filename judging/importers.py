@@ -18,7 +18,16 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from annotations.importers.base import BadInput, ImportReport, RowCounter, read_json, rel, sync_rows, upsert
+from annotations.importers.base import (
+    BadInput,
+    ImportReport,
+    RowCounter,
+    read_json,
+    record_source_files,
+    rel,
+    sync_rows,
+    upsert,
+)
 from annotations.importers.cobbler_bias import import_bias_studies
 from annotations.importers.cobbler_content import CobblerContent, import_cobbler_content
 from annotations.importers.cobbler_ranking import import_ranking_study
@@ -137,6 +146,9 @@ def import_cobbler(*, root: Path, slug: str) -> ImportReport:
         import_ranking_study(content=content)
         import_bias_studies(content=content)
         import_cobbler_aggregates(content=content)
+        # The whole layout minus old_batch/ (an earlier design the importer skips).
+        record_source_files(study=content.study, root=root, paths=[
+            p for p in root.rglob("*") if p.is_file() and "old_batch" not in p.parts])
     report = counter.report()
     for condition in (Condition.RANKING, Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL):
         subs = Submission.objects.filter(assignment__batch__study__slug=slug, task__condition=condition)
@@ -196,6 +208,7 @@ def import_mtbench(*, paths: list[Path], slug: str) -> ImportReport:
         content = import_mtbench_content(rows=rows, slug=slug)
         import_mtbench_votes(content=content, rows=rows)
         _import_gpt4_verdicts(content=content, rows=rows)
+        record_source_files(study=content.study, root=None, paths=[p.resolve() for p in paths])
     report = counter.report()
     report.notes.extend(content.notes)
     return report

@@ -74,17 +74,20 @@ def file_digest(path: Path) -> dict:
     return {"path": path.name, "bytes": path.stat().st_size, "sha256": sha.hexdigest()}
 
 
-def build_manifest(*, report: dict, counts: dict, data_files: list[Path] | None = None) -> dict:
+def build_manifest(*, report: dict, counts: dict, data_files: list[Path] | None = None,
+                   source_files: dict[str, str] | None = None) -> dict:
     lc = report.get("length_control") or {}
     files = [file_digest(p) for p in data_files or []]
+    # Files named on the command line win; otherwise the hashes the importer recorded.
+    hashes = {f["path"]: f["sha256"] for f in files} if files else dict(source_files or {})
     return {
         "schema": report["schema"],
         "profile": report["profile"],
         "choices": report.get("profile_choices") or {},
         "seeds": {"length_bootstrap": lc.get("seed")},
         "data": counts,
-        # Hashes of the source files, where the caller knows them (report --data-file).
-        "data_files": {f["path"]: f["sha256"] for f in files},
+        # Hashes of the source data: recorded at import, or given with report --data-file.
+        "data_files": hashes,
         "packages": {name: _version(name) for name in PACKAGES},
         "python": platform.python_version(),
         "git_commit": _git_commit(),

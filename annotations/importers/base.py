@@ -15,9 +15,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.core.management.base import CommandError
+
+if TYPE_CHECKING:
+    from annotations.models import Study
 from django.db import models
 
 # Rows per INSERT; SQLite's variable limit is handled by Django, this bounds PostgreSQL statements.
@@ -196,3 +199,18 @@ class RowCounter:
         for name, qs in self.querysets.items():
             report.add(name, self.before[name], qs.count())
         return report
+
+
+def record_source_files(*, study: Study, root: Path | None, paths: list[Path]) -> None:
+    """Store the sha256 of every source file on the study (for the reports' manifest)."""
+    digests = {}
+    for path in sorted(paths):
+        sha = hashlib.sha256()
+        with path.open("rb") as handle:
+            for chunk in iter(lambda handle=handle: handle.read(1 << 20), b""):
+                sha.update(chunk)
+        name = str(path.relative_to(root)) if root and path.is_relative_to(root) else path.name
+        digests[name] = sha.hexdigest()
+    if study.source_files != digests:
+        study.source_files = digests
+        study.save(update_fields=["source_files"])

@@ -53,6 +53,9 @@ class Study(models.Model):
     # Prolific allows two attempts at a comprehension check; the original study allowed retries.
     qualification_attempts_allowed = models.PositiveSmallIntegerField(default=2)
     is_public_demo = models.BooleanField(default=False)
+    # {path relative to the imported directory: sha256} of the files an importer read,
+    # so every report's reproducibility manifest can name the exact data version.
+    source_files = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="studies"
     )

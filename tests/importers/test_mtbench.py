@@ -180,3 +180,15 @@ def test_it_will_not_attach_imported_verdicts_to_a_live_judge():
     with pytest.raises(CommandError, match="judge gpt-4: a 'openai' judge has this name"):
         _import(SAMPLE)
     assert table_counts() == before
+
+
+def test_the_study_records_the_source_file_hashes_for_the_report_manifest():
+    import hashlib
+
+    from analysis.services import compose_report
+
+    _import(SAMPLE)
+    study = Study.objects.get(slug="mt")
+    expected = {"mtbench_sample.jsonl": hashlib.sha256(SAMPLE.read_bytes()).hexdigest()}
+    assert study.source_files == expected
+    assert compose_report(study=study, profile="default")["manifest"]["data_files"] == expected
