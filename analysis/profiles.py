@@ -5,7 +5,7 @@ every choice in it, so a reader knows exactly which definition produced it.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -29,45 +29,35 @@ class Profile:
         return asdict(self)
 
 
+DEFAULT = Profile(
+    name="default",
+    rbo_variant="ext",
+    rbo_p=0.8,
+    tie_break="tie-aware",
+    denominator="valid",
+    compassion="positional",
+    length_unit="chars",
+    pair_join="unordered",
+    length_scope="judged-turn",
+    human_length_unit="chars",
+)
+
 PROFILES: dict[str, Profile] = {
-    "default": Profile(
-        name="default",
-        rbo_variant="ext",
-        rbo_p=0.8,
-        tie_break="tie-aware",
-        denominator="valid",
-        compassion="positional",
-        length_unit="chars",
-        pair_join="unordered",
-        length_scope="judged-turn",
-        human_length_unit="chars",
-    ),
-    "cobbler-paper": Profile(
+    "default": DEFAULT,
+    # The authors' choices, quirks included (cobbler-method.md 3.3-3.15), to reproduce their numbers.
+    "cobbler-paper": replace(
+        DEFAULT,
         name="cobbler-paper",
         rbo_variant="trunc",
-        rbo_p=0.8,
         tie_break="canonical",
         denominator="all",
         compassion="paper",
-        length_unit="chars",
-        pair_join="unordered",
-        length_scope="judged-turn",
         human_length_unit="tokens",
         human_average="per-rater",
         egocentric="paper",
     ),
-    "mtbench-post": Profile(
-        name="mtbench-post",
-        rbo_variant="ext",
-        rbo_p=0.8,
-        tie_break="tie-aware",
-        denominator="valid",
-        compassion="positional",
-        length_unit="chars",
-        pair_join="ordered",
-        length_scope="conversation",
-        human_length_unit="chars",
-    ),
+    # The published length-control analysis: keys joined as written, whole-conversation lengths.
+    "mtbench-post": replace(DEFAULT, name="mtbench-post", pair_join="ordered", length_scope="conversation"),
 }
 
 
