@@ -13,7 +13,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 BIAS_ORDER = ["order_first", "order_last", "compassion_first", "compassion_last", "egocentric",
-              "salience_longer", "bandwagon", "attentional"]
+              "egocentric_comp", "salience_longer", "bandwagon", "attentional"]
 COLOURS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c"]
 
 

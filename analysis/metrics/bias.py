@@ -91,6 +91,7 @@ def judge_bias_counts(judgments: pd.DataFrame, *, profile: Profile) -> pd.DataFr
         parts += [
             _count(pairs, compassion, c_first, "compassion_first", pairs["both_valid"]),
             _count(pairs, compassion, c_last, "compassion_last", pairs["both_valid"]),
+            _egocentric_comp(pairs, compassion, profile),
         ]
     for condition in ("bandwagon", "attentional"):
         mask = pairs["condition"] == condition
@@ -119,6 +120,20 @@ def _egocentric(pairs: pd.DataFrame, order: pd.Series, profile: Profile) -> pd.D
     else:
         hits = own1 & own2  # a consistent self-choice, both prompts answered
     return _count(pairs, mask, hits, "egocentric", pairs["both_valid"])
+
+
+def _egocentric_comp(pairs: pd.DataFrame, compassion: pd.Series, profile: Profile) -> pd.DataFrame | None:
+    """Table 2's ``egocentric_comp``: self-preference in the compassion (named) run (3.5)."""
+    self_is_a = pairs["cand_a"] == pairs["self_key"]
+    mask = compassion & (self_is_a | (pairs["cand_b"] == pairs["self_key"])) & (pairs["self_key"] != "")
+    if not mask.any():
+        return None
+    own1 = pairs["valid1"] & (pairs["chosen_is_a1"] == self_is_a)
+    own2 = pairs["valid2"] & (pairs["chosen_is_a2"] == self_is_a)
+    # As coded, prompt 1 named itself and prompt 2 (roles swapped) did not name it again:
+    # position-driven self-choices. Ours: named itself in both prompts, names moving with answers.
+    hits = own1 & ~own2 if profile.egocentric == "paper" else own1 & own2
+    return _count(pairs, mask, hits, "egocentric_comp", pairs["both_valid"])
 
 
 def longer_is_a(len_a: pd.Series, len_b: pd.Series) -> pd.Series:

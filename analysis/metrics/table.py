@@ -13,10 +13,12 @@ import pandas as pd
 from analysis.metrics.stats import benjamini_hochberg, holm, two_proportion_z, wilson
 
 # Expected rates of a uniform-random judge (cobbler-method.md 3.9). Egocentric: the own
-# response in prompt 1 (1/2) times prompt 2 not the same slot (1/2).
+# response in prompt 1 (1/2) times prompt 2 not the same slot (1/2); the compassion-run
+# version likewise (own in prompt 1, then own again or not: 1/2 x 1/2 either way).
 RANDOM_THRESHOLD = {
     "order_first": 0.25, "order_last": 0.25, "compassion_first": 0.25, "compassion_last": 0.25,
-    "egocentric": 0.25, "salience_longer": 0.5, "bandwagon": 0.25, "attentional": 0.25,
+    "egocentric": 0.25, "egocentric_comp": 0.25, "salience_longer": 0.5, "bandwagon": 0.25,
+    "attentional": 0.25,
 }
 BIAS_ORDER = list(RANDOM_THRESHOLD)
 

@@ -167,3 +167,16 @@ def test_word_tokens_follow_treebank_conventions():
     assert word_tokens("I can't say \"no\".") == ["I", "ca", "n't", "say", "``", "no", "''", "."]
     assert word_tokens("an 'R' to 3,000 well-known cats: e.g.\nyes") == [
         "an", "'", "R", "'", "to", "3,000", "well-known", "cats", ":", "e.g.yes"]
+
+
+def test_egocentric_in_the_compassion_run_as_coded_and_corrected():
+    # gpt4 names itself in prompt 1 only; in prompt 2 (roles swapped) it keeps the slot.
+    frame = make_judgments(lambda n, pres, *_: "first", judge="gpt4", self_key="gpt4", condition="compassion")
+    has_self = frame["cand_a"].eq("gpt4") | frame["cand_b"].eq("gpt4")
+    self_pairs = frame[has_self & (frame["presentation"] == 1)]
+    own_first = ((self_pairs["cand_a"] == "gpt4") == self_pairs["slot1_is_a"]).mean()
+    paper, default = table(frame, PAPER), table(frame, DEFAULT)
+    # As coded: self in prompt 1 and not again after the swap = every self pair where gpt4 sat first.
+    assert paper.loc["egocentric_comp", "value"] == own_first
+    # Corrected: a first-slot judge never names itself twice when the names move.
+    assert default.loc["egocentric_comp", "value"] == 0.0
