@@ -4,8 +4,6 @@ Thin views: InputSerializer -> the same service the researcher pages call -> Out
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
@@ -60,13 +58,10 @@ class StudyGenerateBatchesApi(APIView):
         data.is_valid(raise_exception=True)
         d = data.validated_data
         try:
-            if d["cobbler_design_dir"]:
-                letter_map = services.load_cobbler_letter_map(Path(d["cobbler_design_dir"]))
-                batches = services.generate_cobbler_batches(study=study, condition=d["condition"], letter_map=letter_map)
-            else:
-                batches = services.generate_batches(
-                    study=study, condition=d["condition"], seed=d["seed"], pairs_per_batch=d["pairs_per_batch"]
-                )
+            batches = services.generate_design(
+                study=study, condition=d["condition"], seed=d.get("seed"),
+                pairs_per_batch=d.get("pairs_per_batch") or 15, cobbler_design_dir=d.get("cobbler_design_dir") or "",
+            )
         except ValidationError as e:
             return _invalid(e)
         body = {"condition": d["condition"], "batches": len(batches), "tasks": sum(b.tasks.count() for b in batches)}

@@ -18,6 +18,7 @@ from annotations.services.design import (
     cobbler_letter_pairs,
     generate_batches,
     generate_cobbler_batches,
+    generate_design,
     load_cobbler_letter_map,
 )
 from annotations.services.studies import (
@@ -38,6 +39,7 @@ __all__ = (
     "first_open_task",
     "generate_batches",
     "generate_cobbler_batches",
+    "generate_design",
     "give_consent",
     "grade_qualification",
     "load_cobbler_letter_map",

@@ -221,3 +221,16 @@ def _ranking_batches(*, study: Study, seed: int, instructions: list[Instruction]
         batches.append(_save_batch(study=study, condition=Condition.RANKING, index=index, seed=seed,
                                    label=", ".join(f"#{i.index}" for i in group), tasks=tasks))
     return batches
+
+
+def generate_design(
+    *, study: Study, condition: str, seed: int | None, pairs_per_batch: int = 15, cobbler_design_dir: str = "",
+) -> list[Batch]:
+    """The one entry point of the page and the API: the paper's exact design when a CoBBLEr
+    data directory is given, otherwise a fresh design, which needs a seed. Raises ValidationError."""
+    if cobbler_design_dir:
+        letter_map = load_cobbler_letter_map(Path(cobbler_design_dir))
+        return generate_cobbler_batches(study=study, condition=condition, letter_map=letter_map)
+    if seed is None:
+        raise ValidationError("A fresh design needs a seed.")
+    return generate_batches(study=study, condition=condition, seed=seed, pairs_per_batch=pairs_per_batch)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
@@ -76,13 +75,10 @@ def generate(request: HttpRequest, slug: str) -> HttpResponse:
     if form.is_valid():
         data = form.cleaned_data
         try:
-            if data["cobbler_design_dir"]:
-                letter_map = services.load_cobbler_letter_map(Path(data["cobbler_design_dir"]))
-                made = services.generate_cobbler_batches(study=study, condition=data["condition"], letter_map=letter_map)
-            else:
-                made = services.generate_batches(
-                    study=study, condition=data["condition"], seed=data["seed"], pairs_per_batch=data["pairs_per_batch"]
-                )
+            made = services.generate_design(
+                study=study, condition=data["condition"], seed=data.get("seed"),
+                pairs_per_batch=data.get("pairs_per_batch") or 15, cobbler_design_dir=data.get("cobbler_design_dir") or "",
+            )
         except ValidationError as e:
             form.add_error(None, e)
         else:
