@@ -1,14 +1,16 @@
 # One image for web, worker and beat (docker-compose.yml picks the command).
 FROM python:3.11-slim
 
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 DATA_DIR=/data
+# Production settings: DEBUG off, so SECRET_KEY must be set at run time (the development and
+# .env.example keys are refused) and HTTPS redirect, HSTS and secure cookies are on.
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 DATA_DIR=/data DEBUG=0
 WORKDIR /app
 
 COPY requirements.txt .
 RUN pip install --no-cache-dir --no-deps -r requirements.txt
 
 COPY . .
-RUN DEBUG=0 SECRET_KEY=collectstatic-only python manage.py collectstatic --noinput
+RUN SECRET_KEY=collectstatic-only-not-a-runtime-key python manage.py collectstatic --noinput
 
 RUN useradd --create-home app && mkdir -p /data && chown app /data
 USER app

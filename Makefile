@@ -17,10 +17,14 @@ $(STAMP): requirements.txt
 
 venv: $(STAMP)
 
+# The local demo runs with DEBUG on (the settings default is off): the development key, the
+# demo login, the simulator at /sim/v1 and judges on loopback. Production never sets it.
+LOCAL_ENV := DEBUG=$${DEBUG:-1}
+
 run: venv
-	$(PY) manage.py migrate --noinput
-	$(PY) manage.py seed_demo --if-empty
-	$(PY) manage.py runstack --host $(HOST) --port $(PORT)
+	$(LOCAL_ENV) $(PY) manage.py migrate --noinput
+	$(LOCAL_ENV) $(PY) manage.py seed_demo --if-empty
+	$(LOCAL_ENV) $(PY) manage.py runstack --host $(HOST) --port $(PORT)
 
 # The suite runs on whatever DATABASE_URL / REDIS_URL say (PostgreSQL + Redis in CI),
 # and on the embedded default (SQLite + filesystem broker) when they are unset.
@@ -34,8 +38,14 @@ test-smoke: venv
 lint: venv
 	$(VENV)/bin/ruff check .
 
+# Benchmarks measure production settings (DEBUG off) over plain http on loopback.
+BENCH_ENV := SECRET_KEY=$${SECRET_KEY:-bench-only-secret-key-not-for-deployment-0123456789} \
+	JUDGE_ALLOWED_HOSTS=$${JUDGE_ALLOWED_HOSTS:-public-https,loopback} SIMULATOR_ENABLED=$${SIMULATOR_ENABLED:-1} \
+	SECURE_SSL_REDIRECT=$${SECURE_SSL_REDIRECT:-0} SESSION_COOKIE_SECURE=$${SESSION_COOKIE_SECURE:-0} \
+	CSRF_COOKIE_SECURE=$${CSRF_COOKIE_SECURE:-0}
+
 bench: venv
-	$(PY) -m benchmarks.run_all
+	$(BENCH_ENV) $(PY) -m benchmarks.run_all
 
 clean:
 	rm -rf $(VENV) var

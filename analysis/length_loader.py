@@ -1,6 +1,8 @@
 """Frames for length control, loaded with ``.values()`` (no model instances, no N+1).
 
-Humans: every pairwise Submission of the study except rejected assignments' work.
+Humans: the pairwise Submissions that count under the profile's ``human_work`` rule
+(``analysis.loaders.counted_work``, the rule every section uses: approved work by
+default; rejected work never). A tie vote ("T") stays a tie, never a slot.
 Judges: every finished Judgment of the study's judge jobs. Both are written in the
 orientation the rater saw (slot 1 first), so the pure functions can apply the
 profile's join; lengths follow the profile's unit and scope.
@@ -13,9 +15,9 @@ import pandas as pd
 from django.db.models import BooleanField, Case, Value, When
 
 from analysis.length import VERDICT_COLUMNS, VOTE_COLUMNS
+from analysis.loaders import counted_judgments, counted_work
 from analysis.profiles import Profile
-from annotations.models import Assignment, Response, Study, Submission, Task
-from judging.models import Judgment
+from annotations.models import Response, Study, Submission, Task
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 # How an imported pairwise verdict records a tie (MT-Bench gpt4_pair). Anything
@@ -60,12 +62,12 @@ def _unit(external_id: str, instruction_id: int) -> str:
     return external_id or f"instruction-{instruction_id}"
 
 
-def load_votes(*, study: Study, responses: dict[int, tuple[str, int]]) -> pd.DataFrame:
+def load_votes(*, study: Study, responses: dict[int, tuple[str, int]], profile: Profile | None = None) -> pd.DataFrame:
     rows = (
         Submission.objects.filter(
-            task__batch__study=study, task__kind=Task.Kind.PAIRWISE, task__pair__isnull=False, choice__in=list(_HUMAN_CHOICE)
+            counted_work(profile),
+            task__batch__study=study, task__kind=Task.Kind.PAIRWISE, task__pair__isnull=False, choice__in=list(_HUMAN_CHOICE),
         )
-        .exclude(assignment__review=Assignment.Review.REJECTED)
         .values_list(
             "task__instruction_id",
             "task__instruction__external_id",
@@ -93,7 +95,7 @@ def load_verdicts(*, study: Study, responses: dict[int, tuple[str, int]]) -> pd.
         When(valid=False, raw_text__in=TIE_TEXTS, then=Value(True)), default=Value(False), output_field=BooleanField()
     )
     rows = (
-        Judgment.objects.filter(job__study=study, status=Judgment.Status.DONE)
+        counted_judgments(study)  # the re-run rule (docs/methods.md "Re-runs"); finished calls only
         .annotate(is_tie=is_tie)
         .values_list(
             "job__judge__name",

@@ -5,13 +5,21 @@ analysis app touches the ORM for numbers. Each loader documents its columns.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 import numpy as np
 import pandas as pd
-from django.db.models import F
+from django.db.models import F, Q, QuerySet
 from django.db.models.functions import Length
 
+from analysis.profiles import DEFAULT, Profile
 from annotations.models import Assignment, Candidate, Instruction, Response, Study, Submission
-from judging.models import AggregateJudgment, Judge, Judgment
+from judging.models import AggregateJudgment, Judge, JudgeJob, Judgment
+
+# Jobs a report names explicitly (``report --jobs``); None = the re-run rule decides.
+_NAMED_JOBS: ContextVar[tuple[int, ...] | None] = ContextVar("analysis_named_jobs", default=None)
 
 
 def candidate_order(study: Study) -> list[str]:
@@ -27,15 +35,76 @@ def responses_frame(study: Study) -> pd.DataFrame:
     return pd.DataFrame.from_records(list(rows), columns=["response", "candidate", "instruction", "text"])
 
 
-def judgments_frame(study: Study) -> pd.DataFrame:
-    """One row per finished judge call.
+@contextmanager
+def named_jobs(jobs: Iterable[int] | None) -> Iterator[None]:
+    """Within the block every judgments loader counts exactly ``jobs`` (None: the re-run rule)."""
+    token = _NAMED_JOBS.set(None if jobs is None else tuple(int(j) for j in jobs))
+    try:
+        yield
+    finally:
+        _NAMED_JOBS.reset(token)
+
+
+def counted_jobs(study: Study, jobs: Iterable[int] | None = None) -> list[dict]:
+    """Which job's calls count for each (judge, condition): docs/methods.md "Re-runs".
+
+    Without named jobs (``jobs`` None and none set by ``named_jobs``): the latest
+    (highest id) COMPLETED job of that judge that has calls of that condition; queued,
+    running, paused, cancelled, budget-stopped and failed jobs never count. With named
+    jobs: exactly those, whatever their status, and nothing else; a named id that is not
+    a judge job of the study, or two named jobs of one judge sharing a condition, is a
+    ValueError. Returns ``[{judge, condition, job, status, named}]`` sorted by judge,
+    condition.
+    """
+    named = _NAMED_JOBS.get() if jobs is None else tuple(int(j) for j in jobs)
+    job_rows = {pk: (judge, name, status) for pk, judge, name, status in
+                JudgeJob.objects.filter(study=study).values_list("pk", "judge_id", "judge__name", "status")}
+    if named is not None:
+        unknown = sorted(set(named) - set(job_rows))
+        if unknown:
+            raise ValueError(f"job {unknown[0]} is not a judge job of study {study.slug!r}")
+    combos = sorted(set(Judgment.objects.filter(job__study=study).values_list("job_id", "condition")))
+    chosen: dict[tuple[int, str], int] = {}
+    for job, condition in combos:
+        judge, name, status = job_rows[job]
+        key = (judge, condition)
+        if named is not None:
+            if job not in named:
+                continue
+            if key in chosen:
+                raise ValueError(f"jobs {chosen[key]} and {job} both hold {condition!r} calls of judge "
+                                 f"{name!r}; name one of them")
+            chosen[key] = job
+        elif status == JudgeJob.Status.COMPLETED:
+            chosen[key] = max(job, chosen.get(key, job))
+    rows = [{"judge": job_rows[job][1], "condition": condition, "job": job, "status": job_rows[job][2],
+             "named": named is not None} for (_judge, condition), job in chosen.items()]
+    return sorted(rows, key=lambda r: (r["judge"], r["condition"], r["job"]))
+
+
+def counted_judgments(study: Study, jobs: Iterable[int] | None = None) -> QuerySet[Judgment]:
+    """The finished calls that count under the re-run rule (``counted_jobs``)."""
+    by_job: dict[int, list[str]] = {}
+    for row in counted_jobs(study, jobs):
+        by_job.setdefault(row["job"], []).append(row["condition"])
+    if not by_job:
+        return Judgment.objects.none()
+    which = Q()
+    for job, names in by_job.items():
+        which |= Q(job_id=job, condition__in=names)
+    return Judgment.objects.filter(job__study=study, status=Judgment.Status.DONE).filter(which)
+
+
+def judgments_frame(study: Study, jobs: Iterable[int] | None = None) -> pd.DataFrame:
+    """One row per finished judge call that counts.
 
     Columns: ``judge, self_key, job, instruction, pair, cand_a, cand_b, len_a, len_b
     (characters), condition, presentation, slot1_is_a, choice, chosen_is_a, valid,
-    cue_slot``. When a judge ran the same call in several jobs, the latest job wins,
-    so a re-run replaces rather than double-counts.
+    cue_slot``. Re-runs (docs/methods.md "Re-runs"): each (judge, condition) comes
+    from one job only, the latest completed one unless jobs are named (``jobs``, or
+    ``named_jobs``), so calls of different jobs are never mixed or double-counted.
     """
-    qs = Judgment.objects.filter(job__study=study, status=Judgment.Status.DONE).values(
+    qs = counted_judgments(study, jobs).values(
         "condition", "presentation", "choice", "valid", "cue",
         judge=F("job__judge__name"), self_key=F("job__judge__self_candidate_key"), job_id_=F("job_id"),
         instruction=F("pair__instruction__index"), pair_id_=F("pair_id"),
@@ -52,16 +121,39 @@ def judgments_frame(study: Study) -> pd.DataFrame:
     frame["slot1_is_a"] = frame["slot1"] == frame["resp_a"]
     frame["chosen_is_a"] = (frame["chosen"] == frame["resp_a"]) & frame["valid"]
     frame["cue_slot"] = [c.get("cue_slot") if isinstance(c, dict) else None for c in frame["cue"]]
-    frame = frame.sort_values("job").drop_duplicates(["judge", "condition", "pair", "presentation"], keep="last")
+    frame = frame.sort_values(["judge", "condition", "pair", "presentation"], kind="stable")
     return frame[cols].reset_index(drop=True)
 
 
-def human_pairwise_frame(study: Study) -> pd.DataFrame:
-    """Approved answers to pairwise tasks, one row each.
+HUMAN_WORK = {
+    "approved": (Assignment.Review.APPROVED,),
+    "approved+pending": (Assignment.Review.APPROVED, Assignment.Review.PENDING),
+}
+
+
+def counted_work(profile: Profile | None = None, *, prefix: str = "assignment__") -> Q:
+    """The one rule for which human work counts, used by every loader of human answers.
+
+    Work counts when its assignment was submitted (every task answered) and its review is
+    in the profile's ``human_work`` set: ``approved`` (the default) or ``approved+pending``
+    (also submitted work nobody has reviewed yet). Rejected work never counts; open,
+    expired and returned leases (partial work) never count either. ``prefix`` is the
+    lookup path from the queried model to the Assignment ("" for Assignment itself).
+    """
+    rule = (profile or DEFAULT).human_work
+    try:
+        reviews = HUMAN_WORK[rule]
+    except KeyError:
+        raise ValueError(f"unknown human_work {rule!r}; choose one of {', '.join(HUMAN_WORK)}") from None
+    return Q(**{f"{prefix}status": Assignment.Status.SUBMITTED, f"{prefix}review__in": reviews})
+
+
+def human_pairwise_frame(study: Study, *, profile: Profile | None = None) -> pd.DataFrame:
+    """Answers to pairwise tasks that count (``counted_work``: approved by default), one row each.
 
     Columns: ``rater, batch, instruction, condition, pair_index, position, pair, resp_a,
     resp_b, presentation ("ab"|"ba"), cue_slot ("A"|"B"|None), choice ("A"|"B"|"T")``.
-    Only approved work counts (CoBBLEr's validity rule: every task answered).
+    By default only approved work counts (CoBBLEr's validity rule: every task answered).
     """
     fields = {
         "choice": "choice",
@@ -73,9 +165,7 @@ def human_pairwise_frame(study: Study) -> pd.DataFrame:
     }
     # Tuples, not one dict per row (values()): the same rows, a third of the time.
     qs = Submission.objects.filter(
-        assignment__batch__study=study,
-        task__kind="pairwise",
-        assignment__review=Assignment.Review.APPROVED,
+        counted_work(profile), assignment__batch__study=study, task__kind="pairwise"
     ).values_list(*fields.values())
     cols = ["rater", "rater_label", "batch", "instruction", "condition", "pair_index", "position", "pair",
             "resp_a", "resp_b", "presentation", "cue_slot", "choice"]
@@ -88,18 +178,24 @@ def human_pairwise_frame(study: Study) -> pd.DataFrame:
     return frame[cols]
 
 
-def assignment_reviews(study: Study) -> pd.DataFrame:
-    """``condition, review``: one row per submitted assignment (for human valid rates)."""
-    qs = Assignment.objects.filter(batch__study=study, status=Assignment.Status.SUBMITTED).values(
-        "review", condition=F("batch__condition")
-    )
-    return pd.DataFrame.from_records(qs, columns=["condition", "review"])
+def assignment_reviews(study: Study, *, profile: Profile | None = None) -> pd.DataFrame:
+    """``condition, review, counts``: one row per submitted assignment (for human valid rates).
+
+    ``counts`` is ``counted_work``'s verdict on the assignment, so a valid rate is the share
+    of submitted work that the analysis uses.
+    """
+    base = Assignment.objects.filter(batch__study=study, status=Assignment.Status.SUBMITTED)
+    counted = set(base.filter(counted_work(profile, prefix="")).values_list("pk", flat=True))
+    rows = [(condition, review, pk in counted)
+            for pk, condition, review in base.values_list("pk", "batch__condition", "review")]
+    return pd.DataFrame.from_records(rows, columns=["condition", "review", "counts"])
 
 
-def human_rankings_frame(study: Study) -> pd.DataFrame:
-    """Approved rankings: ``rater (participant label), instruction, ranking`` (candidate keys, best first)."""
+def human_rankings_frame(study: Study, *, profile: Profile | None = None) -> pd.DataFrame:
+    """Rankings that count (``counted_work``): ``rater (participant label), instruction, ranking``
+    (candidate keys, best first)."""
     qs = Submission.objects.filter(
-        assignment__batch__study=study, task__kind="ranking", assignment__review=Assignment.Review.APPROVED
+        counted_work(profile), assignment__batch__study=study, task__kind="ranking"
     ).values("ranking", rater=F("assignment__participant__label"), rater_id=F("assignment__participant_id"),
              instruction=F("task__instruction__index"))
     frame = pd.DataFrame.from_records(qs, columns=["ranking", "rater", "rater_id", "instruction"])

@@ -18,6 +18,10 @@ class ReportRunQuerySet(models.QuerySet):
     def active(self) -> ReportRunQuerySet:
         return self.filter(status__in=(ReportRun.Status.QUEUED, ReportRun.Status.RUNNING))
 
+    def manageable_by(self, user) -> ReportRunQuerySet:  # noqa: ANN001 - a user or AnonymousUser
+        """Runs of the studies ``user`` manages: a report is as private as its study."""
+        return self.filter(study__in=Study.objects.manageable_by(user))
+
     def latest_done(self, *, study: Study, profile: str) -> ReportRun | None:
         done = self.filter(study=study, profile=profile, status=ReportRun.Status.DONE)
         return done.order_by("-finished_at", "-pk").first()

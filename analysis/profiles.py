@@ -24,6 +24,11 @@ class Profile:
     human_average: str = "pooled"  # "pooled" (hits / pairs) | "per-rater" (mean of rater rates, 3.14)
     egocentric: str = "consistent"  # "paper" (prompt 2 not the same slot, 3.4) | "consistent" (own twice)
     correction: str = "holm"  # multiple comparisons across the bias table: "holm" | "bh"
+    # Which human work counts, in every section (analysis.loaders.counted_work). Rejected never does.
+    human_work: str = "approved"  # "approved" | "approved+pending" (submitted, not yet reviewed)
+    # Judge rankings from single calls: "both" (wins / appearances over both presentations)
+    # | "prompt1" (the authors' prompt-1 wins, 3.2); docs/methods.md "Order run counterbalancing".
+    judge_rankings: str = "both"
 
     def choices(self) -> dict[str, object]:
         return asdict(self)
@@ -55,6 +60,7 @@ PROFILES: dict[str, Profile] = {
         human_length_unit="tokens",
         human_average="per-rater",
         egocentric="paper",
+        judge_rankings="prompt1",
     ),
     # The published length-control analysis: keys joined as written, whole-conversation lengths.
     "mtbench-post": replace(DEFAULT, name="mtbench-post", pair_join="ordered", length_scope="conversation"),

@@ -6,22 +6,37 @@ database; a section with no data returns empty lists, never made-up values.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from django.utils import timezone
 
-from analysis.profiles import get_profile
+from analysis import loaders
+from analysis.profiles import Profile, get_profile
 from annotations.models import Study
 
 SCHEMA = "cobbler-report/1"
 Progress = Callable[[str, float], None]
 
 
-def build_report(*, study: Study, profile: str, progress: Progress | None = None) -> dict:
-    """The whole report as a JSON-ready dict. Pure read: safe to call from a task or a command."""
+def build_report(*, study: Study, profile: str, progress: Progress | None = None,
+                 jobs: Sequence[int] | None = None) -> dict:
+    """The whole report as a JSON-ready dict. Pure read: safe to call from a task or a command.
+
+    ``jobs`` names the judge jobs whose calls count (docs/methods.md "Re-runs"); without
+    it each (judge, condition) counts its latest completed job. ``judge_jobs`` lists the
+    jobs used. ValueError for an unknown profile or a bad job selection.
+    """
+    chosen = get_profile(profile)
+    with loaders.named_jobs(jobs):
+        counted = loaders.counted_jobs(study)  # validates named jobs before any computing
+        report = _build(study=study, chosen=chosen, progress=progress)
+    report["judge_jobs"] = counted
+    return report
+
+
+def _build(*, study: Study, chosen: Profile, progress: Progress | None) -> dict:
     from analysis.sections import agreement, bias, length_control, paper
 
-    chosen = get_profile(profile)
     step = progress or (lambda _label, _fraction: None)
     report: dict = {
         "schema": SCHEMA,

@@ -37,12 +37,15 @@ def compose_report(
     profile: str,
     progress: Callable[[str, float], None] | None = None,
     data_files: list[Path] | None = None,
+    jobs: list[int] | None = None,
 ) -> dict:
     """The full cobbler-report/1 dict plus its reproducibility manifest, schema-checked.
 
-    Raises ValueError for an unknown profile or a report off the schema.
+    ``jobs`` names the judge jobs that count (docs/methods.md "Re-runs"; default: the
+    latest completed job per judge and condition). Raises ValueError for an unknown
+    profile, a bad job selection or a report off the schema.
     """
-    report = build_report(study=study, profile=profile, progress=progress)
+    report = build_report(study=study, profile=profile, progress=progress, jobs=jobs)
     report["manifest"] = build_manifest(report=report, counts=study_counts(study=study), data_files=data_files,
                                         source_files=study.source_files)
     validate(report)
@@ -85,7 +88,8 @@ def execute_report_run(*, run: ReportRun) -> None:
         raise
 
 
-def write_report(*, study: Study, profile: str, fmt: str, out: Path, data_files: list[Path] | None = None) -> int:
+def write_report(*, study: Study, profile: str, fmt: str, out: Path, data_files: list[Path] | None = None,
+                 jobs: list[int] | None = None) -> int:
     """Build and write one export to ``out`` atomically; returns bytes written.
 
     Checks format and destination before computing anything, so bad input fails fast
@@ -102,7 +106,7 @@ def write_report(*, study: Study, profile: str, fmt: str, out: Path, data_files:
     for path in data_files or []:
         if not path.is_file():
             raise ValueError(f"data file {path} not found")
-    report = compose_report(study=study, profile=profile, data_files=data_files)
+    report = compose_report(study=study, profile=profile, data_files=data_files, jobs=jobs)
     payload = export(report, fmt)
     with tempfile.NamedTemporaryFile(dir=out.parent, prefix=f".{out.name}.", delete=False) as handle:
         handle.write(payload)

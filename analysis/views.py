@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from django.contrib.admin.views.decorators import staff_member_required
 from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -15,14 +14,16 @@ from analysis.models import ReportRun
 from analysis.profiles import PROFILES
 from analysis.services import start_report_run
 from annotations.models import Assignment, Study, Submission
+from cobbler_site.access import Audience, allow
 from judging.models import JudgeJob
 
 # Only a poll (the element that polls has this id) is told to stop with 286.
 POLLER_ID = "report-body"
 
 
-def _get_study(slug: str) -> Study:
-    return get_object_or_404(Study, slug=slug)
+def _get_study(request: HttpRequest, slug: str) -> Study:
+    # Another researcher's private study is a 404: its existence is not revealed.
+    return get_object_or_404(Study.objects.manageable_by(request.user), slug=slug)
 
 
 def _profile(request: HttpRequest) -> str:
@@ -32,24 +33,24 @@ def _profile(request: HttpRequest) -> str:
     return profile
 
 
-@staff_member_required
+@allow(Audience.RESEARCHER)
 @require_GET
 def dashboard(request: HttpRequest) -> HttpResponse:
-    studies = list(Study.objects.order_by("-created_at"))
+    studies = list(Study.objects.manageable_by(request.user).order_by("-created_at"))
     progress: dict[int, list] = defaultdict(list)
     approved = Q(assignment__review=Assignment.Review.APPROVED)
     for row in (
-        Submission.objects.values("task__batch__study_id", "task__condition")
+        Submission.objects.filter(task__batch__study__in=studies).values("task__batch__study_id", "task__condition")
         .annotate(total=Count("id"), approved=Count("id", filter=approved))
         .order_by("task__condition")
     ):
         progress[row["task__batch__study_id"]].append(row)
     jobs: dict[int, list] = defaultdict(list)
-    for job in JudgeJob.objects.select_related("judge").order_by("-created_at")[:500]:
+    for job in JudgeJob.objects.manageable_by(request.user).select_related("judge").order_by("-created_at")[:500]:
         jobs[job.study_id].append(job)
     last_run: dict[int, dict] = {}
     # .values() keeps the big result/figures JSON out of this query.
-    for run in ReportRun.objects.order_by("-created_at").values("id", "study_id", "profile", "status", "created_at"):
+    for run in ReportRun.objects.filter(study__in=studies).order_by("-created_at").values("id", "study_id", "profile", "status", "created_at"):
         last_run.setdefault(run["study_id"], run)
     rows = [{"study": s, "progress": progress[s.pk], "jobs": jobs[s.pk][:5], "run": last_run.get(s.pk)} for s in studies]
     return render(request, "analysis/dashboard.html", {"rows": rows})
@@ -77,10 +78,10 @@ def _report_page(request: HttpRequest, study: Study, profile: str, status: int =
     return render(request, template, context, status=status)
 
 
-@staff_member_required
+@allow(Audience.RESEARCHER)
 @require_http_methods(["GET", "POST"])
 def report(request: HttpRequest, slug: str) -> HttpResponse:
-    study = _get_study(slug)
+    study = _get_study(request, slug)
     profile = _profile(request)
     if request.method == "POST":
         start_report_run(study=study, profile=profile, user=request.user)
@@ -89,10 +90,10 @@ def report(request: HttpRequest, slug: str) -> HttpResponse:
     return _report_page(request, study, profile)
 
 
-@staff_member_required
+@allow(Audience.RESEARCHER)
 @require_GET
 def report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
-    study = _get_study(slug)
+    study = _get_study(request, slug)
     profile = _profile(request)
     if fmt not in FORMATS:
         raise Http404("unknown format")

@@ -80,15 +80,25 @@ def parse_choice(raw: str, *, slots: tuple[int, int]) -> Answer:
     return Answer(display_order=list(slots), choice=raw, chosen_response_id=chosen)
 
 
-def issue_token() -> str:
-    """A signed (nonce, render time) pair carried by each rendered task form."""
-    return signing.dumps({"n": secrets.token_urlsafe(12), "t": int(time.time() * 1000)}, salt=TOKEN_SALT)
+def _token_salt(assignment_id: int, task_id: int) -> str:
+    return f"{TOKEN_SALT}:{assignment_id}:{task_id}"
 
 
-def read_token(token: str) -> tuple[str, int]:
-    """(nonce, milliseconds since render); ValidationError when forged or stale."""
+def issue_token(*, assignment_id: int, task_id: int) -> str:
+    """A signed (nonce, render time) pair carried by each rendered task form.
+
+    Signed with a salt naming the assignment and the task, so a token answers only the
+    task whose page was rendered, in that assignment: no task can be answered unopened,
+    and no token can be reused for another task or another worker's lease.
+    """
+    payload = {"n": secrets.token_urlsafe(12), "t": int(time.time() * 1000)}
+    return signing.dumps(payload, salt=_token_salt(assignment_id, task_id))
+
+
+def read_token(token: str, *, assignment_id: int, task_id: int) -> tuple[str, int]:
+    """(nonce, milliseconds since render); ValidationError when forged, stale or for another task."""
     try:
-        data = signing.loads(token, salt=TOKEN_SALT, max_age=TOKEN_MAX_AGE_S)
+        data = signing.loads(token, salt=_token_salt(assignment_id, task_id), max_age=TOKEN_MAX_AGE_S)
         nonce, rendered = str(data["n"]), int(data["t"])
     except (signing.BadSignature, KeyError, TypeError, ValueError):
         raise ValidationError("This page has expired; reload it and answer again.") from None

@@ -7,6 +7,8 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
@@ -16,23 +18,36 @@ from rest_framework.views import APIView
 from annotations import serializers as s
 from annotations import services
 from annotations.models import Assignment, Study
-from annotations.views.researcher import studies_for
+from cobbler_site.api_schema import NOT_FOUND, DetailError
 
 
 def _study(request: Request, slug: str) -> Study:
-    return get_object_or_404(studies_for(request.user), slug=slug)
+    return get_object_or_404(Study.objects.manageable_by(request.user), slug=slug)
 
 
 def _invalid(error: ValidationError) -> ApiResponse:
     return ApiResponse({"detail": error.messages[0]}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
 
 
+def _unprocessable(description: str) -> OpenApiResponse:
+    return OpenApiResponse(DetailError, description=description)
+
+
 class StudyListCreateApi(APIView):
+    # For the schema: the lists below are paginated like the DRF default (?page=).
+    pagination_class = PageNumberPagination
+
+    @extend_schema(operation_id="studies_list", responses=s.StudySerializer(many=True))
     def get(self, request: Request) -> ApiResponse:
         paginator = PageNumberPagination()
-        page = paginator.paginate_queryset(studies_for(request.user).order_by("slug"), request, view=self)
+        page = paginator.paginate_queryset(Study.objects.manageable_by(request.user).order_by("slug"), request, view=self)
         return paginator.get_paginated_response(s.StudySerializer(page, many=True).data)
 
+    @extend_schema(
+        operation_id="studies_create", request=s.StudyCreateInput,
+        responses={201: s.StudySerializer, 404: OpenApiResponse(DetailError, description="from_study is not a study you manage."),
+                   422: _unprocessable("The slug is taken, or a number is out of range.")},
+    )
     def post(self, request: Request) -> ApiResponse:
         data = s.StudyCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -47,11 +62,18 @@ class StudyListCreateApi(APIView):
 
 
 class StudyDetailApi(APIView):
+    @extend_schema(operation_id="studies_retrieve", responses={200: s.StudySerializer, 404: NOT_FOUND})
     def get(self, request: Request, slug: str) -> ApiResponse:
         return ApiResponse(s.StudySerializer(_study(request, slug)).data)
 
 
 class StudyGenerateBatchesApi(APIView):
+    @extend_schema(
+        request=s.GenerateInput,
+        responses={201: s.GenerateOutput, 404: NOT_FOUND,
+                   422: _unprocessable("The design cannot be made: the condition already has batches, "
+                                       "content is missing, or cobbler_design_dir is refused.")},
+    )
     def post(self, request: Request, slug: str) -> ApiResponse:
         study = _study(request, slug)
         data = s.GenerateInput(data=request.data)
@@ -69,6 +91,7 @@ class StudyGenerateBatchesApi(APIView):
 
 
 class StudyProgressApi(APIView):
+    @extend_schema(responses={200: s.StudyProgressOutput, 404: NOT_FOUND})
     def get(self, request: Request, slug: str) -> ApiResponse:
         progress = services.batch_progress(study=_study(request, slug))
         return ApiResponse({"batches": s.BatchProgressSerializer(progress, many=True).data})
@@ -77,6 +100,17 @@ class StudyProgressApi(APIView):
 class StudySubmissionsApi(APIView):
     """Raw submissions (pseudonymous ids only): paginated JSON, or the whole CSV with ?export=csv."""
 
+    pagination_class = PageNumberPagination
+
+    @extend_schema(
+        parameters=[OpenApiParameter("export", str, enum=["csv"], required=False,
+                                     description="csv: the whole export as one CSV file (no pagination).")],
+        responses={
+            (200, "application/json"): s.SubmissionRowSerializer(many=True),
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="With ?export=csv: every row, as CSV."),
+            404: NOT_FOUND,
+        },
+    )
     def get(self, request: Request, slug: str) -> ApiResponse | HttpResponse:
         study = _study(request, slug)
         if request.query_params.get("export") == "csv":
@@ -87,6 +121,9 @@ class StudySubmissionsApi(APIView):
 
 
 class StudyAssignmentsApi(APIView):
+    pagination_class = PageNumberPagination
+
+    @extend_schema(responses={200: s.AssignmentSerializer(many=True), 404: NOT_FOUND})
     def get(self, request: Request, slug: str) -> ApiResponse:
         qs = Assignment.objects.filter(batch__study=_study(request, slug)).select_related("participant").order_by("pk")
         paginator = PageNumberPagination()
@@ -95,10 +132,15 @@ class StudyAssignmentsApi(APIView):
 
 
 class AssignmentReviewApi(APIView):
+    @extend_schema(
+        request=s.ReviewInput,
+        responses={200: s.AssignmentSerializer, 404: NOT_FOUND,
+                   422: _unprocessable("Only submitted work can be reviewed.")},
+    )
     def post(self, request: Request, pk: int) -> ApiResponse:
         assignment = get_object_or_404(
             Assignment.objects.select_related("participant", "batch__study"),
-            pk=pk, batch__study__in=studies_for(request.user),
+            pk=pk, batch__study__in=Study.objects.manageable_by(request.user),
         )
         data = s.ReviewInput(data=request.data)
         data.is_valid(raise_exception=True)

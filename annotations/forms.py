@@ -4,6 +4,7 @@ from django import forms
 from django.db.models import QuerySet
 
 from annotations.models import Condition, Study
+from annotations.services.design import MAX_LETTER_MAP_BYTES, parse_cobbler_letter_map
 
 GENERATABLE = [(c, Condition(c).label) for c in ("order", "bandwagon", "attentional", "plain", "ranking")]
 
@@ -31,7 +32,19 @@ class GenerateBatchesForm(forms.Form):
     condition = forms.ChoiceField(choices=GENERATABLE)
     seed = forms.IntegerField(initial=1, min_value=0)
     pairs_per_batch = forms.IntegerField(initial=15, min_value=1, max_value=500)
-    cobbler_design_dir = forms.CharField(
-        required=False, max_length=500,
-        help_text="Path to the CoBBLEr data: reproduces the original 750-task design instead of a fresh one.",
+    # An upload, not a server path: the page never opens files on the server
+    # (`manage.py generate_batches --cobbler-design DIR` still takes a directory).
+    cobbler_design = forms.FileField(
+        required=False, label="CoBBLEr design file",
+        help_text="Optional: upload human_annotation_gt_formatted.json (human/batches/model_annotations/ of the "
+                  "CoBBLEr data) to reproduce the original 750-task design instead of a fresh one.",
     )
+
+    def clean_cobbler_design(self) -> list[dict[str, str]] | None:
+        """The uploaded letter map, parsed; a file that is not one is a form error, never a 500."""
+        upload = self.cleaned_data.get("cobbler_design")
+        if not upload:
+            return None
+        if upload.size > MAX_LETTER_MAP_BYTES:
+            raise forms.ValidationError(f"The design file is larger than {MAX_LETTER_MAP_BYTES // 1024} KB.")
+        return parse_cobbler_letter_map(upload.read(MAX_LETTER_MAP_BYTES + 1), "The design file")

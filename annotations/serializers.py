@@ -40,6 +40,12 @@ class GenerateInput(serializers.Serializer):
         return data
 
 
+class GenerateOutput(serializers.Serializer):
+    condition = serializers.CharField()
+    batches = serializers.IntegerField(help_text="How many batches were made.")
+    tasks = serializers.IntegerField(help_text="How many tasks they hold in all.")
+
+
 class BatchProgressSerializer(serializers.Serializer):
     batch = serializers.IntegerField(source="batch.pk")
     condition = serializers.CharField(source="batch.condition")
@@ -53,6 +59,41 @@ class BatchProgressSerializer(serializers.Serializer):
     answers = serializers.IntegerField()
     mean_task_seconds = serializers.FloatField(allow_null=True)
     complete = serializers.BooleanField()
+
+
+class StudyProgressOutput(serializers.Serializer):
+    batches = BatchProgressSerializer(many=True)
+
+
+class SubmissionRowSerializer(serializers.Serializer):
+    """One answered task of the export (annotations.services.submission_rows); ids are pseudonymous."""
+
+    submission_id = serializers.IntegerField()
+    study = serializers.CharField()
+    condition = serializers.CharField()
+    batch = serializers.IntegerField(help_text="The batch's index within its condition.")
+    participant = serializers.CharField()
+    platform = serializers.CharField()
+    assignment = serializers.IntegerField()
+    assignment_status = serializers.CharField()
+    review = serializers.CharField()
+    task_position = serializers.IntegerField()
+    task_kind = serializers.CharField()
+    instruction_index = serializers.IntegerField()
+    pair_id = serializers.IntegerField(allow_null=True)
+    pair_index = serializers.IntegerField(allow_null=True)
+    presentation = serializers.CharField()
+    cue = serializers.JSONField()
+    slot_a_response = serializers.IntegerField(allow_null=True)
+    slot_b_response = serializers.IntegerField(allow_null=True)
+    choice = serializers.CharField(help_text="A, B, T (a tie), or empty for a ranking task.")
+    chosen_response = serializers.IntegerField(allow_null=True)
+    ranking = serializers.ListField(child=serializers.IntegerField(), allow_null=True)
+    bar_position = serializers.IntegerField(allow_null=True)
+    display_order = serializers.ListField(child=serializers.IntegerField())
+    time_on_task_ms = serializers.IntegerField(allow_null=True)
+    server_time_ms = serializers.IntegerField(allow_null=True)
+    created_at = serializers.DateTimeField()
 
 
 class ReviewInput(serializers.Serializer):

@@ -27,6 +27,7 @@ BENCHMARKS = (
     ("benchmarks.analysis_paper_report", [], "cobbler_bench_paper"),
     ("benchmarks.report_full", [], "cobbler_bench_report"),
     ("benchmarks.analysis_bias_scale", [], None),
+    ("benchmarks.parser_accuracy", [], None),
 )
 
 

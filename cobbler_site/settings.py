@@ -49,18 +49,52 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 
 DEV_SECRET_KEY = "dev-only-insecure-key-change-me"
-DEBUG = env_bool("DEBUG", True)
-SECRET_KEY = env_str("SECRET_KEY", DEV_SECRET_KEY)
-if not DEBUG and SECRET_KEY == DEV_SECRET_KEY:
-    raise ImproperlyConfigured("Set SECRET_KEY: the development key is refused when DEBUG is off.")
+# Keys published in this repository (the development key, the placeholders of .env.example):
+# anyone can sign cookies with them, so they are refused whenever DEBUG is off.
+PUBLISHED_KEYS = frozenset({DEV_SECRET_KEY, "change-me-to-a-long-random-string", "change-me-too"})
+# Off unless set: `make run` sets DEBUG=1, production (Dockerfile, compose) never does.
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = env_str("SECRET_KEY") or (DEV_SECRET_KEY if DEBUG else "")
+if not DEBUG and (not SECRET_KEY or SECRET_KEY in PUBLISHED_KEYS):
+    raise ImproperlyConfigured(
+        "Set SECRET_KEY to a long random value: with DEBUG off the development and "
+        ".env.example keys are refused (for local work, set DEBUG=1)."
+    )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 # Worker ids from crowd platforms are stored only as keyed hashes (HMAC-SHA256).
 # A separate key lets a study rotate it without invalidating sessions.
-PSEUDONYM_KEY = env_str("PSEUDONYM_KEY", SECRET_KEY)
+PSEUDONYM_KEY = env_str("PSEUDONYM_KEY") or SECRET_KEY
 # Encrypts judge API keys stored in the database (Fernet, derived if unset).
-FIELD_ENCRYPTION_KEY = env_str("FIELD_ENCRYPTION_KEY", SECRET_KEY)
+FIELD_ENCRYPTION_KEY = env_str("FIELD_ENCRYPTION_KEY") or SECRET_KEY
+if not DEBUG:
+    for _name, _key in (("PSEUDONYM_KEY", PSEUDONYM_KEY), ("FIELD_ENCRYPTION_KEY", FIELD_ENCRYPTION_KEY)):
+        if _key in PUBLISHED_KEYS:
+            raise ImproperlyConfigured(f"Set {_name}: the .env.example placeholder is refused when DEBUG is off.")
+
+# HTTPS (read from the environment; safe production defaults when DEBUG is off). Behind a
+# TLS-terminating proxy set SECURE_PROXY_SSL_HEADER=HTTP_X_FORWARDED_PROTO,https, and only
+# if that proxy overwrites the header on every request.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+# The container healthcheck asks over plain http from inside the container.
+SECURE_REDIRECT_EXEMPT = env_list("SECURE_REDIRECT_EXEMPT", [r"^healthz$"])
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)  # opt in: hard to undo
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
+_proxy_header = env_list("SECURE_PROXY_SSL_HEADER", [])
+if _proxy_header and len(_proxy_header) != 2:
+    raise ImproperlyConfigured("SECURE_PROXY_SSL_HEADER must be 'HEADER,value', e.g. HTTP_X_FORWARDED_PROTO,https")
+SECURE_PROXY_SSL_HEADER = tuple(_proxy_header) if _proxy_header else None
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+# Error reports (the DEBUG page, mailed reports) hide DATABASE_URL, REDIS_URL, keys and
+# the credentials of every URL (cobbler_site.errors).
+DEFAULT_EXCEPTION_REPORTER_FILTER = "cobbler_site.errors.SafeExceptionReporterFilter"
+DEFAULT_EXCEPTION_REPORTER = "cobbler_site.errors.SafeExceptionReporter"
 
 DATA_DIR = Path(env_str("DATA_DIR", str(BASE_DIR / "var")))
 DATA_DIR.mkdir(parents=True, exist_ok=True)
@@ -72,11 +106,13 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "csp",
     "django_htmx",
     "template_partials",
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and Redoc assets, served from static/ (no CDN)
     "annotations",
     "judging",
     "analysis",
@@ -91,8 +127,29 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
+
+# Content Security Policy (django-csp): scripts only from this site (htmx, SortableJS and our
+# own files are vendored under static/), no inline or eval'd script. Style attributes stay
+# allowed for the progress bars' widths; <style> elements are not (htmx's indicator style is
+# switched off in _base.html and lives in site.css). Report plots are data: images.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
 
 ROOT_URLCONF = "cobbler_site.urls"
 WSGI_APPLICATION = "cobbler_site.wsgi.application"
@@ -200,7 +257,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
+    "DEFAULT_PERMISSION_CLASSES": ["cobbler_site.access.ResearcherOnly"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -212,6 +269,17 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Studies, crowd submissions, judge jobs and agreement reports.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Every status code DRF itself can answer (401, 403, 429, 400, 404), added to each operation.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "cobbler_site.api_schema.add_common_responses",
+    ],
+    # The staff-only /api/docs/ (Swagger UI) and /api/redoc/ pages load their assets from
+    # static/ (drf-spectacular-sidecar): the CSP allows scripts from this site only.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "persistAuthorization": False, "validatorUrl": None},
 }
 
 LOGGING = {
@@ -227,6 +295,9 @@ LOGGING = {
 
 # Crowd-work defaults (each study can override).
 ASSIGNMENT_LEASE_MINUTES = env_int("ASSIGNMENT_LEASE_MINUTES", 90)
+# How many batches one worker identity (platform id) may hold in one study, whatever the
+# session id (annotations.services.crowd.claim_batch); 1 keeps raters independent across conditions.
+CROWD_MAX_BATCHES_PER_WORKER = env_int("CROWD_MAX_BATCHES_PER_WORKER", 1)
 
 CELERY_BEAT_SCHEDULE = {
     # Leases are also checked when a worker asks for work; this catches quiet periods.
@@ -237,9 +308,42 @@ CELERY_BEAT_SCHEDULE = {
 
 # Judge jobs (judging/). The simulator mounted in this site serves the demo judge.
 SIMULATOR_BASE_URL = env_str("SIMULATOR_BASE_URL", "http://127.0.0.1:8000/sim/v1")
+# /sim/v1 is mounted only when enabled (by default only with DEBUG on). With DEBUG off it
+# answers logged-in staff, a staff API token, or `Authorization: Bearer $SIMULATOR_TOKEN`.
+SIMULATOR_ENABLED = env_bool("SIMULATOR_ENABLED", DEBUG)
+SIMULATOR_TOKEN = env_str("SIMULATOR_TOKEN")
+# A judge's api_key_env may only name variables with this prefix (keys typed into the judge
+# form are stored encrypted instead), so a judge can never read PATH or DATABASE_URL.
+JUDGE_KEY_ENV_PREFIX = env_str("JUDGE_KEY_ENV_PREFIX", "JUDGE_KEY_")
+if not JUDGE_KEY_ENV_PREFIX:
+    raise ImproperlyConfigured("JUDGE_KEY_ENV_PREFIX must not be empty")
+# Where judges may send requests (see judging.endpoints): "public-https" = any https host
+# whose addresses are all public; "loopback" = 127.0.0.0/8, ::1 (any scheme); explicit
+# entries "host", "host:port", "*.domain", "http://host:port" or a CIDR "10.0.0.0/24" allow
+# that host even on a private address, e.g. JUDGE_ALLOWED_HOSTS=public-https,10.0.0.5:8000.
+JUDGE_ALLOWED_HOSTS = env_list("JUDGE_ALLOWED_HOSTS", ["public-https", *(["loopback"] if DEBUG else [])])
 JUDGING_CHUNK_SIZE = env_int("JUDGING_CHUNK_SIZE", 50)  # judgments per Celery message
 JUDGING_LEASE_SECONDS = env_int("JUDGING_LEASE_SECONDS", 120)  # claim lease, renewed at 1/3
 JUDGING_STALE_SECONDS = env_int("JUDGING_STALE_SECONDS", 180)  # sweeper: silent job threshold
 JUDGING_MAX_ATTEMPTS = env_int("JUDGING_MAX_ATTEMPTS", 6)  # per call, transient errors only
 JUDGING_BACKOFF_BASE = float(env_int("JUDGING_BACKOFF_BASE_MS", 1000)) / 1000
 JUDGING_BACKOFF_CAP = float(env_int("JUDGING_BACKOFF_CAP_MS", 60000)) / 1000
+
+# Importers (annotations/importers): the longest JSONL line read, in bytes; a longer line is a
+# one-line error after reading at most this much, so memory stays bounded.
+IMPORT_MAX_LINE_BYTES = env_int("IMPORT_MAX_LINE_BYTES", 8 * 1024 * 1024)
+# Design files the web form and the API may name (the CLI takes any path): DATA_DIR/designs.
+DESIGNS_DIR = Path(env_str("DESIGNS_DIR", str(DATA_DIR / "designs")))
+
+# Per-client-IP rate limits (cobbler_site.throttle), counted in the cache; they fail open
+# (allow, log a warning) when the cache is down. "N/s", "N/min", "N/hour", "N/day"; empty: off.
+THROTTLE_START = env_str("THROTTLE_START", "30/min")  # crowd entry /s/<slug>/start
+THROTTLE_LOGIN = env_str("THROTTLE_LOGIN", "10/min")  # POSTs to accounts/login/ and the admin login
+THROTTLE_TOKEN = env_str("THROTTLE_TOKEN", "10/min")  # POST /api/token/
+# Behind N reverse proxies that set X-Forwarded-For, the client is its first hop; 0 trusts
+# only REMOTE_ADDR (a client can forge X-Forwarded-For).
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
+REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"] = ["cobbler_site.throttle.FailOpenUserRateThrottle"]
+# A leased batch whose worker never opened a task page expires after this many minutes
+# (the study's lease_minutes applies once a task page has been shown).
+CROWD_UNOPENED_LEASE_MINUTES = env_int("CROWD_UNOPENED_LEASE_MINUTES", 10)

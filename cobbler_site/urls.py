@@ -3,17 +3,26 @@ from __future__ import annotations
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView
 
-from cobbler_site import views
+from cobbler_site import throttle, views
+from cobbler_site.access import Audience, allow
+
+# Brute-force limit on the admin login (per client IP, POSTs only; cobbler_site.throttle).
+admin.site.login = throttle.limit("admin-login", "THROTTLE_LOGIN", methods=("POST",))(admin.site.login)
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path(
+        "accounts/login/",
+        allow(Audience.PUBLIC)(throttle.limit("login", "THROTTLE_LOGIN", methods=("POST",))(auth_views.LoginView.as_view())),
+        name="login",
+    ),
+    path("accounts/logout/", allow(Audience.PUBLIC)(auth_views.LogoutView.as_view()), name="logout"),
+    path("api/schema/", views.SchemaApi.as_view(), name="api-schema"),
+    path("api/docs/", views.SwaggerDocs.as_view(), name="api-docs"),
+    path("api/redoc/", views.RedocDocs.as_view(), name="api-redoc"),
     path("api/", include("cobbler_site.api_urls")),
     path("", include("annotations.urls")),
     path("", include("judging.urls")),

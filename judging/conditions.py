@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Iterable
 from typing import Any
 
 from annotations.models import Pair, Response
@@ -12,6 +13,11 @@ from judging import prompts
 SUPPORTED = ("order", "compassion", "bandwagon", "attentional", "selective", "plain")
 DERIVED = {"egocentric": "order", "salience": "order"}
 PRESENTATIONS = {"plain": (1,)}
+# Conditions whose two presentations swap the responses (the order run and its named twin).
+SWAPPED = ("order", "compassion")
+# Prompt versions that replay the authors' harness: prompt 1 of the order and compassion runs
+# always shows pair.response_a (the candidate earlier in the study's order) first (3.2).
+CANONICAL_FIRST_VERSIONS = frozenset({"v1-paper"})
 
 
 def seeded_rng(*parts: object) -> random.Random:
@@ -38,14 +44,47 @@ def _name(response: Response) -> str:
     return response.candidate.name or response.candidate.key
 
 
+def _first_slot_key(seed: int, pair_pk: int) -> bytes:
+    return hashlib.sha256(f"{seed}:{pair_pk}:first-slot".encode()).digest()
+
+
+def a_first_plan(pairs: Iterable[Pair], *, seed: int, version: str) -> dict[int, bool]:
+    """Per pair id: does prompt 1 of the order/compassion runs show ``response_a`` first?
+
+    Counterbalanced (docs/methods.md, "Order run counterbalancing"): the pairs are sorted
+    by (instruction, sha256(seed, pair id)) and alternately given a-first and b-first,
+    starting on a seeded side. So the choice is seeded-random per pair, exactly
+    ceil(n/2) or floor(n/2) of the n pairs show ``response_a`` first, and the same holds
+    within every instruction. Deterministic in (seed, the set of pairs); the rows store
+    the result (``Judgment.slot1_response``), so resuming never re-plans. Paper prompt
+    versions (``CANONICAL_FIRST_VERSIONS``) keep the authors' rule: always a-first.
+    """
+    pairs = list(pairs)
+    if version in CANONICAL_FIRST_VERSIONS:
+        return {pair.pk: True for pair in pairs}
+    ordered = sorted(pairs, key=lambda p: (p.instruction_id, _first_slot_key(seed, p.pk), p.pk))
+    start = seeded_rng(seed, "first-slot-start").random() < 0.5
+    return {pair.pk: (i % 2 == 0) == start for i, pair in enumerate(ordered)}
+
+
 def plan(*, pair: Pair, condition: str, seed: int, version: str, bandwagon_percent: int,
-         self_key: str) -> list[dict[str, Any]]:
-    """[{presentation, slot1_response, cue}] for one pair under one condition (deterministic)."""
+         self_key: str, a_first: bool | None = None) -> list[dict[str, Any]]:
+    """[{presentation, slot1_response, cue}] for one pair under one condition (deterministic).
+
+    ``a_first`` is this pair's entry of ``a_first_plan`` (the balanced, seeded choice of
+    which response prompt 1 of the order/compassion runs shows first). Without it a
+    seeded coin per pair decides (random but not balanced), or, for a paper prompt
+    version, ``response_a`` goes first as in the authors' harness.
+    """
     a, b = pair.response_a, pair.response_b
     rng = seeded_rng(seed, pair.pk, condition)
-    if condition in ("order", "compassion"):
-        rows = [{"presentation": 1, "slot1_response": a, "second": b},
-                {"presentation": 2, "slot1_response": b, "second": a}]
+    if condition in SWAPPED:
+        if a_first is None:
+            a_first = (version in CANONICAL_FIRST_VERSIONS
+                       or int.from_bytes(_first_slot_key(seed, pair.pk)[:8], "big") % 2 == 0)
+        first, second = (a, b) if a_first else (b, a)
+        rows = [{"presentation": 1, "slot1_response": first, "second": second},
+                {"presentation": 2, "slot1_response": second, "second": first}]
         if condition == "compassion":
             for row in rows:
                 first, second = row["slot1_response"], row["second"]

@@ -16,6 +16,7 @@ from typing import Any
 import httpx2
 import openai
 
+from judging import endpoints
 from judging.conditions import seeded_rng
 
 
@@ -107,6 +108,10 @@ def complete(judge: JudgeSnapshot, messages: list[dict[str, str]], *, seed_parts
     """One call. Baselines answer locally from ``labels``/``texts``/``seed_parts``."""
     if judge.kind == "baseline":
         return _baseline(judge.baseline, labels=labels, texts=texts, seed_parts=seed_parts)
+    try:  # JUDGE_ALLOWED_HOSTS, re-resolved at most once a minute: no request (no key) elsewhere
+        endpoints.check_base_url_cached(judge.base_url)
+    except ValueError as exc:
+        raise PermanentError(str(exc)) from None
     if judge.transport == "http":
         return _complete_http(judge, messages)
     start = time.monotonic()

@@ -9,12 +9,15 @@ from judging.models import Judge, JudgeJob, Judgment
 class JudgeSerializer(serializers.ModelSerializer):
     # Whether a key is configured; the key itself is write-only everywhere.
     has_api_key = serializers.BooleanField(read_only=True)
+    # Who may use it: no owner = public; else private to the owner unless shared.
+    owner = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
 
     class Meta:
         model = Judge
         fields = ("id", "name", "kind", "baseline", "base_url", "model", "api_key_env", "has_api_key",
                   "generation", "max_concurrency", "requests_per_minute", "price_in_per_1k",
-                  "price_out_per_1k", "self_candidate_key", "request_timeout", "transport", "created_at")
+                  "price_out_per_1k", "self_candidate_key", "request_timeout", "transport", "owner",
+                  "is_shared", "created_at")
 
 
 class JudgeJobSerializer(serializers.ModelSerializer):

@@ -42,8 +42,12 @@ def create_judge(*, name: str, base_url: str = "", model: str = "", api_key_env:
                  max_concurrency: int = 8, requests_per_minute: int = 600,
                  price_in_per_1k: Decimal = Decimal(0), price_out_per_1k: Decimal = Decimal(0),
                  self_candidate_key: str = "", request_timeout: float = 60.0,
-                 transport: str = Judge.Transport.OPENAI) -> Judge:
-    """Create an endpoint judge (or a baseline). JobError on bad input or a taken name."""
+                 transport: str = Judge.Transport.OPENAI, owner: Any = None) -> Judge:
+    """Create an endpoint judge (or a baseline). JobError on bad input or a taken name.
+
+    ValidationError when the key variable lacks JUDGE_KEY_ENV_PREFIX or JUDGE_ALLOWED_HOSTS
+    refuses ``base_url``. Without ``owner`` the judge is public (like the baselines).
+    """
     if Judge.objects.filter(name=name).exists():
         raise JobError(f"a judge called {name!r} already exists")
     if baseline:
@@ -58,7 +62,7 @@ def create_judge(*, name: str, base_url: str = "", model: str = "", api_key_env:
                   max_concurrency=max_concurrency, requests_per_minute=requests_per_minute,
                   price_in_per_1k=price_in_per_1k, price_out_per_1k=price_out_per_1k,
                   self_candidate_key=self_candidate_key, request_timeout=request_timeout,
-                  transport=transport)
+                  transport=transport, owner=owner)
     judge.set_api_key(api_key)
     judge.full_clean()
     judge.save()
@@ -165,6 +169,8 @@ def _plan_batches(job: JudgeJob, pairs: list[Pair], names: list[str],
                   size: int = 1000) -> Iterator[list[Judgment]]:
     """Judgment rows in batches that never split a pair (twin prompts stay together)."""
     rows: list[Judgment] = []
+    # Which response prompt 1 of the order/compassion runs shows first: seeded, balanced.
+    a_first = conditions.a_first_plan(pairs, seed=job.seed, version=job.prompt_version)
     for pair in pairs:
         if len(rows) >= size:
             yield rows
@@ -173,7 +179,8 @@ def _plan_batches(job: JudgeJob, pairs: list[Pair], names: list[str],
             for spec in conditions.plan(pair=pair, condition=condition, seed=job.seed,
                                         version=job.prompt_version,
                                         bandwagon_percent=job.bandwagon_percent,
-                                        self_key=job.judge.self_candidate_key):
+                                        self_key=job.judge.self_candidate_key,
+                                        a_first=a_first[pair.pk]):
                 prompt = conditions.render_for(version=job.prompt_version, condition=condition,
                                                pair=pair, slot1_response_id=spec["slot1_response"].pk,
                                                cue=spec["cue"])

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.urls import path
 
 from judging import views
@@ -13,6 +14,7 @@ urlpatterns = [
     path("judging/judges/", views.judges, name="judges"),
     path("judging/judges/new/", views.judge_edit, name="judge-new"),
     path("judging/judges/<int:judge_id>/edit/", views.judge_edit, name="judge-edit"),
-    # The demo judge's endpoint (see judging.simulator.views); OpenAI clients append the path.
-    path("sim/v1/chat/completions", simulator_views.chat_completions, name="simulator"),
 ]
+if settings.SIMULATOR_ENABLED:  # default: only with DEBUG on (see judging.simulator.views)
+    # The demo judge's endpoint; OpenAI clients append the path.
+    urlpatterns.append(path("sim/v1/chat/completions", simulator_views.chat_completions, name="simulator"))

@@ -7,6 +7,7 @@ import json
 import zipfile
 
 from analysis.exporters.tables import tidy_tables
+from cobbler_site.csv_safety import safe_cell, safe_row
 
 
 def _cell(value: object) -> object:
@@ -17,7 +18,8 @@ def _cell(value: object) -> object:
         return repr(value)
     if isinstance(value, list | dict):
         return json.dumps(value)
-    return value
+    # Text that a spreadsheet would run as a formula gets a leading "'" (cobbler_site.csv_safety).
+    return safe_cell(value)
 
 
 def to_csv_zip(report: dict) -> bytes:
@@ -26,7 +28,7 @@ def to_csv_zip(report: dict) -> bytes:
         for table in tidy_tables(report):
             text = io.StringIO()
             writer = csv.writer(text, lineterminator="\n")
-            writer.writerow(table.columns)
+            writer.writerow(safe_row(table.columns))
             for row in table.rows:
                 writer.writerow([_cell(row[c]) for c in table.columns])
             archive.writestr(f"{table.name}.csv", text.getvalue())

@@ -17,14 +17,29 @@ def methods_paragraphs(report: dict) -> list[str]:
     c = report.get("profile_choices") or {}
     lc = report.get("length_control") or {}
     counts = lc.get("counts") or {}
+    bias_rows = report.get("bias") or []
+    tested = sum(1 for r in bias_rows if r.get("p_value") is not None)
+    correction = {"holm": "Holm's step-down", "bh": "Benjamini-Hochberg"}.get(c.get("correction"), "?")
     paragraphs = [
-        f"All numbers were computed under profile '{report['profile']}' for study '{report['study']}'. "
-        f"Bias rates use the {c.get('denominator', '?')} denominator ('all' = every comparison, 'valid' = valid "
-        f"answers only), compassion semantics '{c.get('compassion', '?')}', and are compared with the theoretical "
-        f"RANDOM threshold; each rate carries a 95% interval. Rankings break ties by rule '{c.get('tie_break', '?')}'; "
-        f"rank-biased overlap is the '{c.get('rbo_variant', '?')}' variant with p = {c.get('rbo_p', '?')}. Human "
-        f"salience lengths are counted in {c.get('human_length_unit', '?')}. The report has "
-        f"{len(report.get('bias') or [])} bias rows and {len(report.get('agreement') or [])} agreement rows.",
+        f"All numbers were computed under profile '{report['profile']}' for study '{report['study']}'; every "
+        f"definition is written out in docs/methods.md. Bias rates use the {c.get('denominator', '?')} denominator "
+        f"('all' = every comparison, 'valid' = valid answers only), compassion semantics "
+        f"'{c.get('compassion', '?')}', egocentric semantics '{c.get('egocentric', '?')}' and human averaging "
+        f"'{c.get('human_average', '?')}'. Each rate is tested against the null that means no bias, never against a "
+        f"simulated random judge: position_preference (order_first - order_last) by an exact two-sided sign "
+        f"(McNemar) test of pairs with the first slot twice against pairs with the last slot twice; bandwagon and "
+        f"attentional by an exact sign test of following the cue in both presentations against going against it "
+        f"in both (the judge's own no-cue agreement with the cued answer is 1/2 by design); egocentric and salience "
+        f"by exact sign tests of the outcome against its mirror (the other response; the shorter one). order_first, "
+        f"order_last and the compassion rates are descriptive and carry no test of their own. The theoretical "
+        f"RANDOM value is a reference column only. {tested} rows are tested; p-values are corrected across them "
+        f"with {correction}. Every 95% interval is cluster-robust: a seeded cluster bootstrap (1000 replicates) "
+        f"over instructions for judges and over raters and instructions (two-way) for humans, giving a Wilson "
+        f"interval at the effective sample size for rates and a normal interval with the bootstrap standard error "
+        f"for position_preference, never narrower than the interval for independent pairs. Rankings break ties by "
+        f"rule '{c.get('tie_break', '?')}'; rank-biased overlap is the '{c.get('rbo_variant', '?')}' variant with "
+        f"p = {c.get('rbo_p', '?')}. Human salience lengths are counted in {c.get('human_length_unit', '?')}. The "
+        f"report has {len(bias_rows)} bias rows and {len(report.get('agreement') or [])} agreement rows.",
     ]
     if lc:
         paragraphs.append(
@@ -38,14 +53,26 @@ def methods_paragraphs(report: dict) -> list[str]:
             f"'{lc.get('scope')}' scope. The length-only null picks the longer answer (equal lengths: no decision) and "
             f"is scored against every decisive human vote and every decisive judge verdict. Strata use "
             f"d = |la - lb| / max(la, lb): <5%, <10% (containing <5%), 10-30%, >30%. Every agreement has a 95% Wilson "
-            f"interval; differences between strata have a {lc.get('difference_interval')} interval (seed "
-            f"{lc.get('seed')}). Verdict rule, fixed before looking: on <10% pairs, a judge interval wider than "
+            f"interval at the effective sample size, the design effect from a cluster bootstrap over questions "
+            f"({lc.get('interval')}); differences between strata have a {lc.get('difference_interval')} interval "
+            f"(seed {lc.get('seed')}). Verdict rule, fixed before looking, applied to those cluster-robust "
+            f"intervals: on <10% pairs, a judge interval wider than "
             f"+-15 points is inconclusive; one overlapping the null's is length-confounded; one above 0.5 whose upper "
             f"bound reaches overall agreement minus 10 points is semantic; anything else is inconclusive. "
             f"n: {counts.get('votes', 0)} human votes ({counts.get('decisive_votes', 0)} decisive) on "
             f"{counts.get('keys', 0)} keys, {counts.get('majority_keys', 0)} with a decisive majority; "
             f"{counts.get('judge_rows', 0)} judge rows on {counts.get('judge_keys', 0)} judge keys."
         )
+    paragraphs.append(
+        f"Human work counts when submitted and '{c.get('human_work', 'approved')}' (profile setting human_work; "
+        f"rejected and unfinished work never count), the same rule in every section. Pairwise votes are scored as "
+        f"the response chosen, and a tie vote as a tie, never as a slot. Rater agreement (Krippendorff's alpha, "
+        f"Fleiss' kappa, percent agreement) uses units of one pair (MT-Bench: question, model pair, turn) under one "
+        f"condition with the cue on the same response, split by presentation where a rater answered both; every "
+        f"agreement statistic is given with ties as a third class (a tie against a response disagrees, tie against "
+        f"tie agrees; rows 'ties: third-class') and, where there are tie votes, again without them ('ties: "
+        f"excluded'). See docs/methods.md, 'Ties and agreement units' and 'Which work counts'."
+    )
     return paragraphs
 
 

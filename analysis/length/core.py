@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.length.stats import rate
+from analysis.length.stats import cluster_rate
 
 BINS = ("<5%", "<10%", "10-30%", ">30%")
 # The three non-overlapping strata partition the keys; differences are taken between them.
@@ -119,8 +119,9 @@ def null_scored(frame: pd.DataFrame, column: str) -> pd.DataFrame:
     return decisive.assign(agree=longer == decisive[column].to_numpy(), bin=partition_bin(decisive["d"]))
 
 
-def count_rate(agree: pd.Series) -> dict:
-    return rate(int(agree.sum()), int(len(agree)))
+def count_rate(agree: pd.Series, units: pd.Series) -> dict:
+    """Agreement over ``agree`` with a cluster-robust interval, ``units`` (questions) as clusters."""
+    return cluster_rate(agree.to_numpy(dtype=float), units.to_numpy())
 
 
 def prefixed(prefix: str, r: dict) -> dict:

@@ -1,5 +1,10 @@
-"""Intervals used by length control: Wilson for single agreements, a cluster
-bootstrap over questions for differences between strata (length-control.md, Uncertainty)."""
+"""Intervals used by length control (length-control.md, Uncertainty; docs/methods.md).
+
+Single agreements: a Wilson interval at the effective sample size n / design effect, the
+design effect coming from a seeded cluster bootstrap over questions (the ``unit`` column),
+so votes or verdicts on one question are not treated as independent; never narrower than
+Wilson at n. Differences between strata: a percentile cluster bootstrap over questions.
+The verdict's overlap rule uses the former."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,6 +22,10 @@ def wilson(successes: int, n: int, z: float = Z95) -> list[float] | None:
     return metrics_stats.wilson(successes / n, n, z)
 
 
+CLUSTER_SEED = 20240601
+CLUSTER_RESAMPLES = 1000
+
+
 def rate(successes: int, n: int) -> dict:
     """Agreement, n and Wilson interval as one dict; agreement is None when n == 0."""
     return {
@@ -24,6 +33,23 @@ def rate(successes: int, n: int) -> dict:
         "n": int(n),
         "ci95": wilson(successes, n),
     }
+
+
+def cluster_rate(agree: np.ndarray, units: np.ndarray, *, seed: int = CLUSTER_SEED,
+                 resamples: int = CLUSTER_RESAMPLES) -> dict:
+    """Agreement, n and the cluster-robust interval (questions resampled) as one dict."""
+    agree = np.asarray(agree, dtype=float)
+    n = int(agree.size)
+    if n == 0:
+        return {"agreement": None, "n": 0, "ci95": None}
+    codes, _ = pd.factorize(pd.Series(units))
+    q = int(codes.max()) + 1
+    hits = np.bincount(codes, weights=agree, minlength=q)
+    sizes = np.bincount(codes, minlength=q).astype(float)
+    weights = metrics_stats.bootstrap_weights(q, replicates=resamples, seed=seed)
+    reps = metrics_stats.ratio_replicates(hits, sizes, weights)
+    value = float(agree.sum() / n)
+    return {"agreement": value, "n": n, "ci95": metrics_stats.cluster_wilson(value, n, reps)}
 
 
 def bootstrap_difference(

@@ -57,9 +57,9 @@ def length_control_table(
 
     out: dict = {
         "judge_vs_human": [],
-        "null_vs_human": count_rate(null_votes["agree"]),
+        "null_vs_human": count_rate(null_votes["agree"], null_votes["unit"]),
         "null_vs_human_by_condition": [
-            {"condition": c, **count_rate(g["agree"])} for c, g in null_votes.groupby("condition", sort=True)
+            {"condition": c, **count_rate(g["agree"], g["unit"])} for c, g in null_votes.groupby("condition", sort=True)
         ],
         "null_vs_judge": [],
         "strata": [],
@@ -93,7 +93,8 @@ def _null_strata(null_votes: pd.DataFrame) -> list[dict]:
     rows = []
     for condition, g in null_votes.groupby("condition", sort=True):
         for name in BINS:
-            r = count_rate(g.loc[in_bin(g["d"], name), "agree"])
+            sel = g[in_bin(g["d"], name)]
+            r = count_rate(sel["agree"], sel["unit"])
             rows.append({"bin": name, "condition": condition, **prefixed("null", r)})
     return rows
 
@@ -112,23 +113,24 @@ def _judge_block(
     decisive = rows[rows["w"] != "tie"]
     joined = majority.merge(decisive[[*KEY, "w"]], on=KEY, how="inner")
     joined = joined.assign(agree=joined["majority"] == joined["w"], bin=partition_bin(joined["d"]))
-    overall = count_rate(joined["agree"])
+    overall = count_rate(joined["agree"], joined["unit"])
 
     # Per-vote agreement (Zheng et al.): S1 keeps ties as a third class, S2 drops them.
     per_vote = votes.merge(rows[[*KEY, "w"]].rename(columns={"w": "jw"}), on=KEY, how="inner")
-    s1 = count_rate(per_vote["w"] == per_vote["jw"])
+    s1 = count_rate(per_vote["w"] == per_vote["jw"], per_vote["unit"])
     s2_rows = per_vote[(per_vote["w"] != "tie") & (per_vote["jw"] != "tie")]
-    s2 = count_rate(s2_rows["w"] == s2_rows["jw"])
+    s2 = count_rate(s2_rows["w"] == s2_rows["jw"], s2_rows["unit"])
 
     nulls = null_votes[null_votes["condition"] == condition]
     null_judge = null_scored(rows, "w")
-    null_overall = count_rate(nulls["agree"])
-    out["null_vs_judge"].append({"judge": judge, "condition": condition, **count_rate(null_judge["agree"])})
+    null_overall = count_rate(nulls["agree"], nulls["unit"])
+    out["null_vs_judge"].append({"judge": judge, "condition": condition, **count_rate(null_judge["agree"], null_judge["unit"])})
 
     strata = {}
     for name in BINS:
-        jr = count_rate(joined.loc[in_bin(joined["d"], name), "agree"])
-        nr = count_rate(nulls.loc[in_bin(nulls["d"], name), "agree"])
+        jsel, nsel = joined[in_bin(joined["d"], name)], nulls[in_bin(nulls["d"], name)]
+        jr = count_rate(jsel["agree"], jsel["unit"])
+        nr = count_rate(nsel["agree"], nsel["unit"])
         strata[name] = (jr, nr)
         out["strata"].append(
             {"bin": name, "judge": judge, "condition": condition, **prefixed("judge", jr), **prefixed("null", nr)}

@@ -106,17 +106,22 @@ def fleiss_kappa(frame: pd.DataFrame, *, replicates: int = 1000, seed: int = 0) 
     """Fleiss' kappa over units rated by the modal number of raters (others are dropped).
 
     Fleiss' statistic assumes the same number of raters per unit; in CoBBLEr every
-    batch has exactly 3 valid raters, so nothing is dropped there.
+    batch has exactly 3 valid raters, so nothing is dropped there. The mode is taken over
+    units with at least two raters (MT-Bench keys have 1 to 5 votes, mostly one).
     """
     if frame.empty:
         return Agreement(float("nan"), 0, [float("nan"), float("nan")])
     counts, group_codes, _domain = _value_counts(frame)
     m = counts.sum(axis=1)
-    raters = int(pd.Series(m).mode().iloc[0])
-    keep = m == raters
-    if raters < 2 or not keep.any():
+    if not (m >= 2).any():
         return Agreement(float("nan"), 0, [float("nan"), float("nan")])
-    counts, group_codes = counts[keep], group_codes[keep]
+    # The modal count among units at least two raters judged (single votes are not pairable).
+    raters = int(pd.Series(m[m >= 2]).mode().iloc[0])
+    keep = m == raters
+    if not keep.any():
+        return Agreement(float("nan"), 0, [float("nan"), float("nan")])
+    # Only instructions with a kept unit take part (and are resampled).
+    counts, group_codes = counts[keep], pd.factorize(group_codes[keep], sort=True)[0]
     n_groups = int(group_codes.max()) + 1
     agree = ((counts**2).sum(axis=1) - raters) / (raters * (raters - 1))
     totals = np.zeros((n_groups, counts.shape[1]))
@@ -142,3 +147,87 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray) -> float:
     p_e = float((pa * pb).sum())
     p_o = float((a == b).mean())
     return (p_o - p_e) / (1 - p_e) if p_e < 1 else float("nan")
+
+
+def percent_agreement(frame: pd.DataFrame, *, replicates: int = 1000, seed: int = 0) -> Agreement:
+    """Pairwise percent agreement between raters: agreeing rater pairs / all rater pairs.
+
+    Over units with at least two values: a unit with value counts n_v has
+    sum_v n_v (n_v - 1) / 2 agreeing pairs out of m (m - 1) / 2. Same input as alpha;
+    n = pairable units; bootstrap interval over ``group``s.
+    """
+    if frame.empty:
+        return Agreement(float("nan"), 0, [float("nan"), float("nan")])
+    counts, group_codes, _domain = _value_counts(frame)
+    m = counts.sum(axis=1)
+    keep = m >= 2
+    if not keep.any():
+        return Agreement(float("nan"), 0, [float("nan"), float("nan")])
+    counts, m, group_codes = counts[keep], m[keep], pd.factorize(group_codes[keep], sort=True)[0]
+    n_groups = int(group_codes.max()) + 1
+    agree = np.bincount(group_codes, weights=(counts * (counts - 1)).sum(axis=1) / 2, minlength=n_groups)
+    pairs = np.bincount(group_codes, weights=m * (m - 1) / 2, minlength=n_groups)
+    value = float(agree.sum() / pairs.sum())
+    ci = [float("nan"), float("nan")]
+    if n_groups >= 2 and replicates:
+        w = bootstrap_weights(n_groups, replicates=replicates, seed=seed)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ci = percentile_interval((w @ agree) / (w @ pairs))
+    return Agreement(value, int(m.size), ci)
+
+
+# --- Pairwise votes as outcomes and units (docs/methods.md "Ties and agreement units") ---
+
+TIE = "tie"
+# Which of the pair's canonical responses a vote chose, from the slot and the presentation.
+_OUTCOME = {("A", "ab"): "a", ("B", "ab"): "b", ("A", "ba"): "b", ("B", "ba"): "a"}
+
+
+def vote_outcomes(choice: pd.Series, presentation: pd.Series) -> pd.Series:
+    """``a`` (the pair's response_a won), ``b``, or ``tie`` for a "T" vote; None if unreadable.
+
+    A tie is a tie whatever the presentation: it is never read as a slot.
+    """
+    return pd.Series(
+        [TIE if c == "T" else _OUTCOME.get((c, p)) for c, p in zip(choice, presentation, strict=True)],
+        index=choice.index, dtype=object,
+    )
+
+
+def cue_targets(cue_slot: pd.Series, presentation: pd.Series) -> pd.Series:
+    """The canonical response (``a``/``b``) a cue pointed at (slot ``A``/``B`` or ``first``/``second``); ``-`` if none."""
+    slot = cue_slot.map({"A": "A", "B": "B", "first": "A", "second": "B"})
+    return pd.Series([_OUTCOME.get((c, p), "-") for c, p in zip(slot, presentation, strict=True)],
+                     index=cue_slot.index, dtype=object)
+
+
+def rater_units(answers: pd.DataFrame) -> pd.DataFrame:
+    """Human pairwise answers as a tidy ``group, unit, rater, value`` frame for alpha, kappa and percent.
+
+    ``answers`` has ``rater, instruction, condition, pair, presentation ("ab"|"ba"), cue_slot,
+    choice`` (and optionally ``batch, position`` to order repeats). A unit is one pair (for
+    MT-Bench: question, model pair, turn) under one condition with the cue on the same
+    response: (condition, pair, cue target). When some rater answered both presentations of
+    a unit (twin tasks), each presentation is its own unit, so no rater gives two values to
+    one unit; a rater who still repeats a unit keeps the first answer. The value is the
+    outcome (``a``, ``b`` or ``tie``); the bootstrap group is the instruction.
+    """
+    cols = ["group", "unit", "rater", "value"]
+    if answers.empty:
+        return pd.DataFrame(columns=cols)
+    order = [c for c in ("rater", "batch", "position") if c in answers]
+    frame = answers.sort_values(order, kind="stable") if order else answers
+    cue = frame["cue_slot"] if "cue_slot" in frame else pd.Series(None, index=frame.index, dtype=object)
+    frame = frame.assign(
+        value=vote_outcomes(frame["choice"], frame["presentation"]),
+        base=frame["condition"].astype(str) + ":" + frame["pair"].astype(str) + ":"
+        + cue_targets(cue, frame["presentation"]),
+    )
+    frame = frame[frame["value"].notna()]
+    repeats = frame.groupby(["base", "rater"])["value"].transform("size")
+    twinned = set(frame.loc[repeats > 1, "base"])
+    split = frame["base"].isin(twinned)
+    unit = frame["base"].where(~split, frame["base"] + ":" + frame["presentation"].astype(str))
+    tidy = frame.assign(unit=unit, group=frame["instruction"])
+    tidy = tidy.drop_duplicates(["unit", "rater"], keep="first")
+    return tidy[cols].reset_index(drop=True)

@@ -6,15 +6,21 @@ presentation (1|2), slot1_is_a, choice ("first"|"second"|""), chosen_is_a, valid
 cue_slot ("first"|"second"|None)``. The semantics are the Judgment docstring's
 (judging/models/jobs.py): presentation 1 feeds rankings, 2 is its switched twin.
 
-Output: one *count* row per (subject, bias): ``hits``, ``n_all`` (every comparison, the
-authors' denominator), ``n_valid`` (the comparisons where the bias could show: both
+Output: one *count* row per (subject, bias): ``hits``, ``mirror`` (the hits of the same
+definition with the roles swapped: last twice for first twice, against the cue both times
+for following it both times, the other response for the judge's own, the shorter for the
+longer; the sign test of docs/methods.md compares the two), ``n_all`` (every comparison,
+the authors' denominator), ``n_valid`` (the comparisons where the bias could show: both
 prompts answered, or the bias's own kept set) and ``valid_rate`` (prompt-1 valid rate of
-the run, Table 2's ``valid``). ``analysis.metrics.table`` turns counts into rates,
+the run, Table 2's ``valid``). ``judge_bias_units`` gives the same counts per instruction,
+the cluster the intervals resample. ``analysis.metrics.table`` turns counts into rates,
 intervals and tests under a profile.
+
+``position_preference`` (order_first - order_last) is counted as hits = first twice,
+mirror = last twice, over the order run's denominator.
 """
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from analysis.profiles import Profile
@@ -41,27 +47,43 @@ def pair_frame(judgments: pd.DataFrame) -> pd.DataFrame:
     return pairs
 
 
-def _count(pairs: pd.DataFrame, mask: pd.Series, hits: pd.Series, bias: str, n_valid: pd.Series) -> pd.DataFrame:
+def _count(pairs: pd.DataFrame, mask: pd.Series, hits: pd.Series, bias: str, n_valid: pd.Series,
+           mirror: pd.Series) -> pd.DataFrame:
+    """Per (subject, instruction) counts of one bias over the pairs in ``mask``."""
     sub = pd.DataFrame(
         {
             "subject": pairs["judge"],
+            "instruction": pairs["instruction"],
             "hits": hits & mask,
+            "mirror": mirror & mask,
             "n_all": mask,
             "n_valid": n_valid & mask,
             "valid1": pairs["valid1"] & mask,
         }
     )[mask]
-    out = sub.groupby("subject", sort=True).sum(numeric_only=True).reset_index()
-    out["valid_rate"] = out["valid1"] / out["n_all"]
+    out = sub.groupby(["subject", "instruction"], sort=True).sum(numeric_only=True).reset_index()
     out["bias"] = bias
-    return out.drop(columns="valid1")
+    return out
+
+
+UNIT_COLUMNS = ["subject", "bias", "instruction", "hits", "mirror", "n_all", "n_valid", "valid1"]
 
 
 def judge_bias_counts(judgments: pd.DataFrame, *, profile: Profile) -> pd.DataFrame:
     """Counts for every bias the calls allow, per judge (empty frame when there are none)."""
-    cols = ["subject", "bias", "hits", "n_all", "n_valid", "valid_rate"]
-    if judgments.empty:
+    cols = ["subject", "bias", "hits", "mirror", "n_all", "n_valid", "valid_rate"]
+    units = judge_bias_units(judgments, profile=profile)
+    if units.empty:
         return pd.DataFrame(columns=cols)
+    out = units.groupby(["subject", "bias"], sort=False).sum(numeric_only=True).reset_index()
+    out["valid_rate"] = out["valid1"] / out["n_all"]
+    return out.sort_values("subject", kind="stable")[cols].reset_index(drop=True)
+
+
+def judge_bias_units(judgments: pd.DataFrame, *, profile: Profile) -> pd.DataFrame:
+    """Per (judge, bias, instruction) counts; the instruction is the bootstrap's cluster."""
+    if judgments.empty:
+        return pd.DataFrame(columns=UNIT_COLUMNS)
     pairs = pair_frame(judgments)
     parts = []
     order = pairs["condition"] == "order"
@@ -70,8 +92,9 @@ def judge_bias_counts(judgments: pd.DataFrame, *, profile: Profile) -> pd.DataFr
     last_twice = same_slot & (pairs["choice1"] == "second")
     if order.any():
         parts += [
-            _count(pairs, order, first_twice, "order_first", pairs["both_valid"]),
-            _count(pairs, order, last_twice, "order_last", pairs["both_valid"]),
+            _count(pairs, order, first_twice, "order_first", pairs["both_valid"], last_twice),
+            _count(pairs, order, last_twice, "order_last", pairs["both_valid"], first_twice),
+            _count(pairs, order, first_twice, "position_preference", pairs["both_valid"], last_twice),
             _egocentric(pairs, order, profile),
             _salience(pairs, order, first_twice | last_twice, profile),
         ]
@@ -89,8 +112,8 @@ def judge_bias_counts(judgments: pd.DataFrame, *, profile: Profile) -> pd.DataFr
         else:  # positional: the same slot twice, the analogue of order bias
             c_first, c_last = first_twice, last_twice
         parts += [
-            _count(pairs, compassion, c_first, "compassion_first", pairs["both_valid"]),
-            _count(pairs, compassion, c_last, "compassion_last", pairs["both_valid"]),
+            _count(pairs, compassion, c_first, "compassion_first", pairs["both_valid"], c_last),
+            _count(pairs, compassion, c_last, "compassion_last", pairs["both_valid"], c_first),
             _egocentric_comp(pairs, compassion, profile),
         ]
     for condition in ("bandwagon", "attentional"):
@@ -98,9 +121,13 @@ def judge_bias_counts(judgments: pd.DataFrame, *, profile: Profile) -> pd.DataFr
         if mask.any():
             followed1 = pairs["valid1"] & (pairs["choice1"] == pairs["cue_slot1"])
             followed2 = pairs["valid2"] & (pairs["choice2"] == pairs["cue_slot2"])
-            parts.append(_count(pairs, mask, followed1 & followed2, condition, pairs["both_valid"]))
+            # Against the cue both times: the mirror image (same arrangement, the cue moved).
+            against1 = pairs["valid1"] & (pairs["choice1"] != pairs["cue_slot1"])
+            against2 = pairs["valid2"] & (pairs["choice2"] != pairs["cue_slot2"])
+            parts.append(_count(pairs, mask, followed1 & followed2, condition, pairs["both_valid"],
+                                against1 & against2))
     parts = [p for p in parts if p is not None and not p.empty]
-    return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
+    return pd.concat(parts, ignore_index=True)[UNIT_COLUMNS] if parts else pd.DataFrame(columns=UNIT_COLUMNS)
 
 
 def _egocentric(pairs: pd.DataFrame, order: pd.Series, profile: Profile) -> pd.DataFrame | None:
@@ -112,14 +139,17 @@ def _egocentric(pairs: pd.DataFrame, order: pd.Series, profile: Profile) -> pd.D
         return None
     own1 = pairs["valid1"] & (pairs["chosen_is_a1"] == self_is_a)
     own2 = pairs["valid2"] & (pairs["chosen_is_a2"] == self_is_a)
+    other1 = pairs["valid1"] & ~own1
+    other2 = pairs["valid2"] & ~own2
     if profile.egocentric == "paper":
         # As coded: prompt 1 chose itself and prompt 2 did not pick the same slot
-        # (followed its answer, or was invalid).
+        # (followed its answer, or was invalid). Mirror: the same for the other response.
         same_slot = pairs["valid2"] & (pairs["choice2"] == pairs["choice1"])
-        hits = own1 & ~same_slot
+        hits, mirror = own1 & ~same_slot, other1 & ~same_slot
     else:
-        hits = own1 & own2  # a consistent self-choice, both prompts answered
-    return _count(pairs, mask, hits, "egocentric", pairs["both_valid"])
+        # A consistent self-choice, both prompts answered; mirror: the other one twice.
+        hits, mirror = own1 & own2, other1 & other2
+    return _count(pairs, mask, hits, "egocentric", pairs["both_valid"], mirror)
 
 
 def _egocentric_comp(pairs: pd.DataFrame, compassion: pd.Series, profile: Profile) -> pd.DataFrame | None:
@@ -130,10 +160,16 @@ def _egocentric_comp(pairs: pd.DataFrame, compassion: pd.Series, profile: Profil
         return None
     own1 = pairs["valid1"] & (pairs["chosen_is_a1"] == self_is_a)
     own2 = pairs["valid2"] & (pairs["chosen_is_a2"] == self_is_a)
+    other1 = pairs["valid1"] & ~own1
+    other2 = pairs["valid2"] & ~own2
     # As coded, prompt 1 named itself and prompt 2 (roles swapped) did not name it again:
     # position-driven self-choices. Ours: named itself in both prompts, names moving with answers.
-    hits = own1 & ~own2 if profile.egocentric == "paper" else own1 & own2
-    return _count(pairs, mask, hits, "egocentric_comp", pairs["both_valid"])
+    # Mirrors: the same definitions with the other model in the judge's place.
+    if profile.egocentric == "paper":
+        hits, mirror = own1 & ~own2, other1 & ~other2
+    else:
+        hits, mirror = own1 & own2, other1 & other2
+    return _count(pairs, mask, hits, "egocentric_comp", pairs["both_valid"], mirror)
 
 
 def longer_is_a(len_a: pd.Series, len_b: pd.Series) -> pd.Series:
@@ -149,18 +185,4 @@ def _salience(pairs: pd.DataFrame, order: pd.Series, biased: pd.Series, profile:
         # Equal lengths carry no length signal; the authors credited them to m2.
         kept = kept & (pairs["len_a"] != pairs["len_b"])
     hits = kept & (pairs["chosen_is_a1"] == longer_is_a(pairs["len_a"], pairs["len_b"]))
-    return _count(pairs, order, hits, "salience_longer", kept)
-
-
-def simulate_random_judgments(judgments: pd.DataFrame, *, seed: int) -> pd.DataFrame:
-    """The same calls answered by a seeded uniform-random judge (every answer valid).
-
-    The empirical RANDOM row: same pairs, cues, lengths and self pairs as the judge.
-    """
-    rng = np.random.default_rng(seed)
-    out = judgments.copy()
-    first = rng.random(len(out)) < 0.5
-    out["choice"] = np.where(first, "first", "second")
-    out["valid"] = True
-    out["chosen_is_a"] = first == out["slot1_is_a"].to_numpy(dtype=bool)
-    return out
+    return _count(pairs, order, hits, "salience_longer", kept, kept & ~hits)

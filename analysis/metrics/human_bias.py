@@ -91,37 +91,64 @@ def twin_frame(answers: pd.DataFrame) -> pd.DataFrame:
 def human_bias_records(answers: pd.DataFrame) -> pd.DataFrame:
     """Per rater x batch: hits and denominators of each bias (3.14), one row per bias.
 
-    Columns: ``rater, batch, instruction, bias, hits, n``. For order, bandwagon and
+    Columns: ``rater, batch, instruction, bias, hits, mirror, n``. For order, bandwagon and
     attentional ``n`` is the number of pairs (15 in CoBBLEr); for salience it is the
     consistent pairs n_c (equal lengths stay in n_c and count for neither side).
+    ``mirror`` counts the same definition with the roles swapped (order_first: B twice;
+    order_last: A twice; salience: the shorter chosen; bandwagon/attentional: the uncued
+    letter both times), for the sign tests of docs/methods.md.
     """
-    cols = ["rater", "batch", "instruction", "bias", "hits", "n"]
+    cols = ["rater", "batch", "instruction", "bias", "hits", "mirror", "n"]
     if answers.empty:
         return pd.DataFrame(columns=cols)
     twins = twin_frame(answers)
     keys = ["rater", "batch", "instruction"]
     parts = []
 
-    def add(mask: pd.Series, hits: pd.Series, n: pd.Series, bias: str) -> None:
-        frame = twins.loc[mask, keys].assign(hits=hits[mask].astype(int), n=n[mask].astype(int))
+    def add(mask: pd.Series, hits: pd.Series, n: pd.Series, bias: str, mirror: pd.Series) -> None:
+        frame = twins.loc[mask, keys].assign(hits=hits[mask].astype(int), mirror=mirror[mask].astype(int),
+                                             n=n[mask].astype(int))
         if not frame.empty:
             parts.append(frame.groupby(keys, sort=True).sum().reset_index().assign(bias=bias))
 
     order = twins["condition"] == "order"
     same_slot = twins["choice1"] == twins["choice2"]
     one = pd.Series(True, index=twins.index)
-    add(order, same_slot & (twins["choice1"] == "A"), one, "order_first")
-    add(order, same_slot & (twins["choice1"] == "B"), one, "order_last")
+    first, last = same_slot & (twins["choice1"] == "A"), same_slot & (twins["choice1"] == "B")
+    add(order, first, one, "order_first", last)
+    add(order, last, one, "order_last", first)
     # Salience: the same response chosen in both presentations (positions swapped).
     consistent = twins["chose_a1"] == twins["chose_a2"]
     chosen_len = np.where(twins["chose_a1"], twins["units_a"], twins["units_b"])
     other_len = np.where(twins["chose_a1"], twins["units_b"], twins["units_a"])
-    add(order, consistent & (chosen_len > other_len), consistent, "salience_longer")
+    add(order, consistent & (chosen_len > other_len), consistent, "salience_longer",
+        consistent & (chosen_len < other_len))
+    letters = ("A", "B")
     for condition in ("bandwagon", "attentional"):
         mask = twins["condition"] == condition
         followed = (twins["choice1"] == twins["cue_slot1"]) & (twins["choice2"] == twins["cue_slot2"])
-        add(mask, followed, one, condition)
+        against = (twins["choice1"].isin(letters) & (twins["choice1"] != twins["cue_slot1"])
+                   & twins["choice2"].isin(letters) & (twins["choice2"] != twins["cue_slot2"]))
+        add(mask, followed, one, condition, against)
     return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
+
+
+def with_position_preference(records: pd.DataFrame) -> pd.DataFrame:
+    """Add one ``position_preference`` record per order record: hits = A twice, mirror = B twice.
+
+    Its per-record rate is (hits - mirror) / n, so its mean is order_first - order_last.
+    """
+    first = records[records["bias"] == "order_first"]
+    if first.empty:
+        return records
+    return pd.concat([records, first.assign(bias="position_preference")], ignore_index=True)
+
+
+def record_rates(records: pd.DataFrame) -> np.ndarray:
+    """Each record's rate: hits / n (0 when n = 0), and (hits - mirror) / n for position_preference."""
+    top = np.where(records["bias"] == "position_preference", records["hits"] - records["mirror"], records["hits"])
+    n = records["n"].to_numpy()
+    return np.where(n > 0, top / np.where(n > 0, n, 1), 0.0)
 
 
 def human_bias_counts(records: pd.DataFrame, *, per_rater: bool) -> pd.DataFrame:
@@ -129,23 +156,40 @@ def human_bias_counts(records: pd.DataFrame, *, per_rater: bool) -> pd.DataFrame
 
     ``per_rater``: the authors' mean of per-rater proportions (3.14; a record with
     n = 0 contributes 0, as a rate with nothing to count); otherwise pooled hits / n.
+    A ``position_preference`` row is added from the order records.
     """
-    cols = ["subject", "bias", "hits", "n_all", "n_valid", "value_mean", "records"]
+    cols = ["subject", "bias", "hits", "mirror", "n_all", "n_valid", "value_mean", "records"]
     if records.empty:
         return pd.DataFrame(columns=cols)
-    rate = np.where(records["n"] > 0, records["hits"] / records["n"].where(records["n"] > 0, 1), 0.0)
-    work = records.assign(rate=rate)
+    records = with_position_preference(records)
+    work = records.assign(rate=record_rates(records))
     out = work.groupby("bias", sort=True).agg(
-        hits=("hits", "sum"), n_valid=("n", "sum"), value_mean=("rate", "mean"), records=("rate", "size")
+        hits=("hits", "sum"), mirror=("mirror", "sum"), n_valid=("n", "sum"), value_mean=("rate", "mean"),
+        records=("rate", "size"),
     ).reset_index()
     out["n_all"] = out["n_valid"]
     out["subject"] = "humans"
     if not per_rater:
-        out["value_mean"] = out["hits"] / out["n_valid"]
+        signed = out["bias"] == "position_preference"
+        top = out["hits"] - out["mirror"].where(signed, 0)
+        out["value_mean"] = top / out["n_valid"]
     return out[cols]
 
 
-def simulate_random_raters(answers: pd.DataFrame, *, seed: int) -> pd.DataFrame:
-    """The same tasks answered by seeded uniform-random raters (the empirical RANDOM row)."""
-    rng = np.random.default_rng(seed)
-    return answers.assign(choice=np.where(rng.random(len(answers)) < 0.5, "A", "B"))
+def human_bias_units(records: pd.DataFrame, *, per_rater: bool) -> pd.DataFrame:
+    """Bootstrap units: one row per rater record with ``num`` / ``den`` (value = sum num / sum den).
+
+    Per-rater averaging: num = the record's rate, den = 1; pooled: num = hits (hits - mirror
+    for position_preference), den = n. Clusters: ``rater`` and ``instruction``.
+    """
+    cols = ["subject", "bias", "rater", "instruction", "num", "den"]
+    if records.empty:
+        return pd.DataFrame(columns=cols)
+    records = with_position_preference(records)
+    if per_rater:
+        num, den = record_rates(records), np.ones(len(records))
+    else:
+        signed = (records["bias"] == "position_preference").to_numpy()
+        num = np.where(signed, records["hits"] - records["mirror"], records["hits"]).astype(float)
+        den = records["n"].to_numpy(dtype=float)
+    return records.assign(subject="humans", num=num, den=den)[cols]

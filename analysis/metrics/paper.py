@@ -90,6 +90,32 @@ def rbo_human_machine_acl(rankings: pd.DataFrame, acl: pd.DataFrame, *, order: S
     return float(frame["value"].mean()), frame
 
 
+def rbo013_identical_ext(n: int, p: float = P) -> float:
+    """``rbo`` 0.1.3's ``RankingSimilarity(S, S).rbo_ext(p)`` for a list of n items, float for float.
+
+    The same operations in the same order as the package's loop (Eq. 32, equal lengths,
+    every agreement exactly 1.0), so rounding matches: 1.0 for most n, but
+    1.0000000000000002 for n = 8, 11, 12, 13 at p = 0.8.
+    """
+    if n == 0:
+        return 1.0
+    total = 1.0 * (1 - p) * 1
+    ext_term = 1 * p
+    for d in range(1, n):
+        total = total + 1.0 * (1 - p) * (p**d) * 1.0
+        ext_term = 1.0 * 1.0 * p ** (d + 1)
+    return total + 0 + ext_term
+
+
+def authors_rbo_ext_is_one(x: Sequence, y: Sequence, p: float = P) -> bool:
+    """Would the authors' ``rbo_ext(...) == 1`` have been true for these two rankings?
+
+    Only identical lists reach 1 (any disagreement costs far more than a rounding
+    error), and for those the package's float is ``rbo013_identical_ext``.
+    """
+    return list(x) == list(y) and rbo013_identical_ext(len(x), p) == 1.0
+
+
 def iaa_ranking(rankings: pd.DataFrame, *, variant: str = "trunc", drop: Sequence[str] = ()) -> float:
     """3.13: mean over annotator pairs (a < b; no diagonal) of the rounded per-pair mean RBO."""
     by_rater = {r: g.set_index("instruction")["ranking"] for r, g in rankings.groupby("rater", sort=True)}
@@ -103,8 +129,11 @@ def human_bias_iaa(answers: pd.DataFrame, *, candidate_of: dict[int, str]) -> fl
     """3.13: per batch, RBO_ext between raters' selection-ratio rankings, averaged.
 
     Per rater: ratio = wins / appearances over the batch's tasks, sorted stably with the
-    authors' tie order (3.10). Rater pairs scoring exactly 1 are dropped (their filter),
-    the batch mean is rounded to 3 decimals, then the batch means are averaged and rounded.
+    authors' tie order (3.10). The authors dropped rater pairs whose RBO "== 1"; as their
+    ``rbo`` 0.1.3 computes it, identical 13-item rankings score 1.0000000000000002 and were
+    kept, so only a pair the package scores exactly 1.0 is dropped (none in the CoBBLEr data;
+    ``authors_rbo_ext_is_one``). The batch mean is rounded to 3 decimals, then the batch
+    means are averaged and rounded.
     """
     work = answers.assign(
         cand_a=answers["resp_a"].map(candidate_of), cand_b=answers["resp_b"].map(candidate_of),
@@ -132,8 +161,11 @@ def human_bias_iaa(answers: pd.DataFrame, *, candidate_of: dict[int, str]) -> fl
     for (batch, _x, _y), value in zip(pairs, scores.tolist(), strict=True):
         per_batch.setdefault(batch, []).append(value)
     batch_means = []
-    for values in per_batch.values():
-        values = [v for v in values if v != 1]
+    for batch, values in per_batch.items():
+        # The authors' "!= 1" filter saw rbo 0.1.3's floats: drop a pair only where that
+        # package returns exactly 1.0 (identical lists of some lengths), never otherwise.
+        pairs_here = [(x, y) for b, x, y in pairs if b == batch]
+        values = [v for v, (x, y) in zip(values, pairs_here, strict=True) if not authors_rbo_ext_is_one(x, y)]
         if values:
             batch_means.append(round(float(np.mean(values)), 3))
     return round(float(np.mean(batch_means)), 3) if batch_means else float("nan")

@@ -122,19 +122,30 @@ def _tie_aware_rankings(frame: pd.DataFrame, *, group: list[str], order: Sequenc
     return pd.Series(rankings, index=idx, dtype=object)
 
 
-def wins_from_judgments(judgments: pd.DataFrame) -> pd.DataFrame:
-    """Wins over appearances per (judge, condition, instruction, candidate) from prompt 1.
+PRESENTATION_RULES = ("both", "prompt1")
 
-    Invalid answers give nobody a win but still count as an appearance, so a judge that
-    rarely answers ranks everything near zero (and the tie rule decides its "ranking").
+
+def wins_from_judgments(judgments: pd.DataFrame, *, presentations: str = "both") -> pd.DataFrame:
+    """Wins over appearances per (judge, condition, instruction, candidate).
+
+    ``presentations`` (``Profile.judge_rankings``):
+    - ``both``: every presentation counts (both prompts of the order run, each showing
+      the pair once in each arrangement), so a position-biased judge's wins are split
+      evenly and never follow the order the pairs were listed in;
+    - ``prompt1``: prompt 1 only, the authors' rule (cobbler-method.md 3.2).
+    score = wins / appearances. Invalid answers give nobody a win but still count as an
+    appearance, so a judge that rarely answers ranks everything near zero (and the tie
+    rule decides its "ranking").
     """
-    first = judgments[judgments["presentation"] == 1]
+    if presentations not in PRESENTATION_RULES:
+        raise ValueError(f"unknown presentation rule {presentations!r}; use {', '.join(PRESENTATION_RULES)}")
+    used = judgments if presentations == "both" else judgments[judgments["presentation"] == 1]
     cols = ["judge", "condition", "instruction"]
     appear = pd.concat(
-        [first[[*cols, "cand_a"]].rename(columns={"cand_a": "candidate"}),
-         first[[*cols, "cand_b"]].rename(columns={"cand_b": "candidate"})]
+        [used[[*cols, "cand_a"]].rename(columns={"cand_a": "candidate"}),
+         used[[*cols, "cand_b"]].rename(columns={"cand_b": "candidate"})]
     ).value_counts().rename("appearances")
-    chosen = first[first["valid"]]
+    chosen = used[used["valid"].astype(bool)]
     winner = np.where(chosen["chosen_is_a"], chosen["cand_a"], chosen["cand_b"])
     wins = chosen[cols].assign(candidate=winner).value_counts().rename("wins")
     out = pd.concat([appear, wins], axis=1).fillna({"wins": 0}).reset_index()

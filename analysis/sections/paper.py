@@ -24,7 +24,7 @@ HUMAN_BIAS_STUDIES = {"order": "order", "bandwagon": "bandwagon", "attentional":
 
 def build(*, study: Study, profile: Profile) -> dict:
     order = loaders.candidate_order(study)
-    rankings = loaders.human_rankings_frame(study)
+    rankings = loaders.human_rankings_frame(study, profile=profile)
     aggregates = loaders.aggregates_frame(study)
     out: dict = {}
     v1 = aggregates[(aggregates["collection"] == "v1") & (aggregates["run"] == "order")]
@@ -52,7 +52,7 @@ def build(*, study: Study, profile: Profile) -> dict:
 
 
 def _human_bias(study: Study, profile: Profile) -> dict:
-    answers = loaders.human_pairwise_frame(study)
+    answers = loaders.human_pairwise_frame(study, profile=profile)
     if answers.empty:
         return {}
     responses = loaders.responses_frame(study)

@@ -11,12 +11,13 @@ import csv
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.core.management.base import CommandError
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ from django.db import models
 # Rows per INSERT; SQLite's variable limit is handled by Django, this bounds PostgreSQL statements.
 BATCH_SIZE = 2000
 csv.field_size_limit(50_000_000)  # Answer.taskAnswers cells hold whole JSON documents.
+DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024  # settings.IMPORT_MAX_LINE_BYTES overrides it
 
 
 class BadInput(CommandError):
@@ -65,6 +67,60 @@ def read_json(path: Path, root: Path | None = None) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise BadInput(f"{shown}:{exc.lineno}", f"invalid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise BadInput(shown, "invalid JSON (nested too deeply)") from None
+
+
+def max_line_bytes() -> int:
+    """The longest JSONL line an importer reads (bytes, without the newline)."""
+    return int(getattr(settings, "IMPORT_MAX_LINE_BYTES", DEFAULT_MAX_LINE_BYTES))
+
+
+def read_json_lines(path: Path, shown: str | None = None, *, limit: int | None = None) -> Iterator[tuple[str, Any]]:
+    """('file:line', value) for every non-blank line of a JSONL file, in order.
+
+    Lines end at b"\\n" only: U+2028, U+2029, form feeds and the other characters
+    ``str.splitlines`` also splits on are valid inside a JSON string. Memory stays
+    bounded: each line is read with ``readline(limit + 1)``, so a line longer than
+    ``limit`` bytes is refused after reading at most that much. A line that cannot
+    be decoded or parsed, nests too deeply or is too long is a one-line BadInput.
+    """
+    shown = shown or str(path)
+    limit = max_line_bytes() if limit is None else limit
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        raise BadInput(shown, "file not found") from None
+    except OSError as exc:
+        raise BadInput(shown, f"cannot read: {exc}") from None
+    with handle:
+        number = 0
+        while True:
+            try:
+                raw = handle.readline(limit + 1)
+            except OSError as exc:
+                raise BadInput(f"{shown}:{number + 1}", f"cannot read: {exc}") from None
+            if not raw:
+                return
+            number += 1
+            where = f"{shown}:{number}"
+            if len(raw) > limit and not raw.endswith(b"\n"):
+                raise BadInput(where, f"line longer than {limit} bytes (the IMPORT_MAX_LINE_BYTES limit)")
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]  # a UTF-8 byte order mark
+            if not raw.strip(b" \t\r\n"):
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise BadInput(where, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise BadInput(where, f"invalid JSON ({exc.msg})") from None
+            except RecursionError:
+                raise BadInput(where, "invalid JSON (nested too deeply)") from None
+            yield where, value
 
 
 def read_csv(path: Path, root: Path | None = None, *, required: Sequence[str]) -> list[dict[str, str]]:

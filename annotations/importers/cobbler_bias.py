@@ -109,7 +109,7 @@ def _read_tasks(content: CobblerContent, condition: str, folder: str, k: int) ->
 def _decode_answers(raw: str, where: str) -> dict[int, str]:
     try:
         decoded = json.loads(raw)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         raise BadInput(where, "Answer.taskAnswers is not JSON") from None
     if not (isinstance(decoded, list) and len(decoded) == 1 and isinstance(decoded[0], dict)):
         raise BadInput(where, "Answer.taskAnswers must be a one-element list of {task_n: {A, B}}")

@@ -73,7 +73,7 @@ def _decode_answer(raw: str, start: int, size: int, where: str) -> dict[int, lis
     try:
         outer = json.loads(raw)
         inner = json.loads(outer[0]["amt_output_toy"])
-    except (json.JSONDecodeError, TypeError, KeyError, IndexError):
+    except (json.JSONDecodeError, RecursionError, TypeError, KeyError, IndexError):
         raise BadInput(where, "Answer.taskAnswers is not [{amt_output_toy: <JSON list>}]") from None
     if not isinstance(inner, list):
         raise BadInput(where, "amt_output_toy is not a JSON list")

@@ -13,13 +13,12 @@ for the same vote, in the same run or a later import, are skipped and counted.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from annotations.importers.base import BadInput, check_slug, stable_key, upsert
+from annotations.importers.base import BadInput, check_slug, read_json_lines, stable_key, upsert
 from annotations.models import (
     Assignment,
     Batch,
@@ -128,18 +127,8 @@ def read_mtbench(paths: list[Path]) -> list[MtRow]:
         if path.suffix.lower() in (".parquet", ".pq"):
             rows.extend(_read_parquet(path))
             continue
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise BadInput(str(path), f"cannot read: {exc}") from None
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                raw = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise BadInput(f"{path}:{number}", f"invalid JSON ({exc.msg})") from None
-            rows.append(_row(raw, f"{path}:{number}"))
+        # Lines end at b"\n" only (U+2028 is valid inside JSON), each at most IMPORT_MAX_LINE_BYTES.
+        rows.extend(_row(raw, where) for where, raw in read_json_lines(path))
     if not rows:
         raise BadInput(", ".join(str(p) for p in paths), "no rows to import")
     return rows

@@ -6,6 +6,8 @@ import secrets
 from django.conf import settings
 from django.db import models
 
+from cobbler_site.access import owned_by
+
 
 class Condition(models.TextChoices):
     """Presentation conditions shared by crowd tasks and judge calls.
@@ -26,6 +28,12 @@ class Condition(models.TextChoices):
 
 def _completion_code() -> str:
     return secrets.token_hex(4).upper()
+
+
+class StudyQuerySet(models.QuerySet):
+    def manageable_by(self, user) -> StudyQuerySet:  # noqa: ANN001 - a user or AnonymousUser
+        """The studies ``user`` may read, change, judge and report on (cobbler_site.access)."""
+        return self.filter(owned_by(user))
 
 
 class Study(models.Model):
@@ -52,6 +60,14 @@ class Study(models.Model):
     prolific_redirect = models.BooleanField(default=True)
     # Prolific allows two attempts at a comprehension check; the original study allowed retries.
     qualification_attempts_allowed = models.PositiveSmallIntegerField(default=2)
+    # After a failed attempt, mark the wrong items and show their explanations. Off by
+    # default: feedback tells a bot the gold answers for its next attempt.
+    qualification_reveal_answers = models.BooleanField(default=False)
+    # ``?code=`` entry: empty list and unsigned = any well-formed code creates a participant.
+    # Otherwise only listed codes, or (entry_codes_signed) codes made by
+    # annotations.services.sign_entry_code (an HMAC with this study's key), are let in.
+    entry_codes = models.JSONField(default=list, blank=True)
+    entry_codes_signed = models.BooleanField(default=False)
     is_public_demo = models.BooleanField(default=False)
     # {path relative to the imported directory: sha256} of the files an importer read,
     # so every report's reproducibility manifest can name the exact data version.
@@ -60,6 +76,8 @@ class Study(models.Model):
         settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="studies"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = StudyQuerySet.as_manager()
 
     class Meta:
         verbose_name_plural = "studies"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
 from django.utils import timezone
@@ -156,9 +157,19 @@ class AssignmentQuerySet(models.QuerySet):
         A conditional UPDATE, so a worker submitting at the same moment either
         wins (status is no longer ACTIVE) or finds the lease expired.
         """
+        now = timezone.now()
+        unopened_before = now - timezone.timedelta(minutes=unopened_lease_minutes())
+        never_opened = models.Q(opened_at__isnull=True, started_at__lt=unopened_before) & ~models.Exists(
+            Submission.objects.filter(assignment=models.OuterRef("pk"))
+        )
         return self.filter(
-            status=Assignment.Status.ACTIVE, leased_until__lt=timezone.now()
+            models.Q(leased_until__lt=now) | never_opened, status=Assignment.Status.ACTIVE
         ).update(status=Assignment.Status.EXPIRED)
+
+
+def unopened_lease_minutes() -> int:
+    """How long a lease lasts while its worker has not opened a task page (CROWD_UNOPENED_LEASE_MINUTES)."""
+    return max(1, int(getattr(settings, "CROWD_UNOPENED_LEASE_MINUTES", 10)))
 
 
 class Assignment(models.Model):
@@ -184,6 +195,9 @@ class Assignment(models.Model):
     # Hashed crowd-platform ids of this sitting (MTurk assignmentId, Prolific SESSION_ID).
     external_session_hash = models.CharField(max_length=64, blank=True)
     started_at = models.DateTimeField(auto_now_add=True)
+    # When the worker first saw a task page of this batch; a lease never opened expires after
+    # CROWD_UNOPENED_LEASE_MINUTES instead of the study's lease_minutes.
+    opened_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
     work_seconds = models.PositiveIntegerField(null=True, blank=True)
 
@@ -202,10 +216,19 @@ class Assignment(models.Model):
 
     def expire_if_stale(self) -> bool:
         """Expire this lease if its time ran out; True if it is (now) expired."""
-        if self.status == self.Status.ACTIVE and self.leased_until and self.leased_until < timezone.now():
+        if self.status == self.Status.ACTIVE and (
+            (self.leased_until and self.leased_until < timezone.now()) or self.opened_at is None
+        ):
             Assignment.objects.filter(pk=self.pk).expire_stale()
             self.refresh_from_db(fields=["status"])
         return self.status == self.Status.EXPIRED
+
+    def mark_opened(self) -> None:
+        """Record the first time a task page of this lease was shown. Idempotent."""
+        if self.opened_at is None:
+            now = timezone.now()
+            Assignment.objects.filter(pk=self.pk, opened_at__isnull=True).update(opened_at=now)
+            self.opened_at = now
 
     def record_answer(
         self, *, task: Task, answer: Answer, idempotency_key: str, server_ms: int, client_ms: int | None

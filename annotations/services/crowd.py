@@ -1,11 +1,15 @@
 """The worker's path through a study: entry, qualification, claiming a batch, answering."""
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
+import random
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Count, F, OuterRef, Subquery, Value
@@ -51,12 +55,44 @@ def parse_entry(params: Mapping[str, str]) -> Entry:
     raise ValidationError("This link has no participant id. Open the study from your crowd platform.")
 
 
+def _entry_code_signature(study: Study, code_id: str) -> str:
+    key = f"{settings.SECRET_KEY}:annotations.entry-code:{study.pk}".encode()
+    return hmac.new(key, f"{study.slug}:{code_id}".encode(), hashlib.sha256).hexdigest()[:16]
+
+
+def sign_entry_code(*, study: Study, code_id: str) -> str:
+    """A ``?code=`` value this study accepts when ``entry_codes_signed`` is on: ``<id>.<hmac>``."""
+    if not _ID_RE.match(code_id) or "." in code_id or len(code_id) > 111:
+        raise ValidationError("A code id is 1-111 letters, digits, _ @ : or -.")
+    return f"{code_id}.{_entry_code_signature(study, code_id)}"
+
+
+def entry_code_allowed(*, study: Study, code: str) -> bool:
+    """Whether a ``?code=`` may create (or resume) a participant of this study.
+
+    Default (no listed codes, not signed): any well-formed code. Otherwise the code must be
+    in ``study.entry_codes`` or carry this study's signature (``sign_entry_code``).
+    """
+    listed = [str(c) for c in (study.entry_codes or [])]
+    if not listed and not study.entry_codes_signed:
+        return True
+    if any(hmac.compare_digest(code, c) for c in listed):
+        return True
+    if study.entry_codes_signed:
+        code_id, _, signature = code.rpartition(".")
+        return bool(code_id) and hmac.compare_digest(signature, _entry_code_signature(study, code_id))
+    return False
+
+
 def enter_study(*, study: Study, entry: Entry) -> tuple[Participant, str]:
     """Find or create the participant behind an entry; returns it and the session hash.
 
     Only keyed hashes are stored (annotations.pseudonyms). Idempotent: a returning
-    worker (reload, second link click) gets the same participant.
+    worker (reload, second link click) gets the same participant. A ``?code=`` the study
+    does not accept (``entry_code_allowed``) is a ValidationError; nothing is created.
     """
+    if entry.platform == Participant.Platform.CODE and not entry_code_allowed(study=study, code=entry.external_id):
+        raise ValidationError("This participant code is not valid for this study.")
     external_hash = pseudonymise(entry.platform, entry.external_id)
     session_hash = pseudonymise(f"{entry.platform}-session", entry.session_id) if entry.session_id else ""
     try:
@@ -100,6 +136,21 @@ def grade_qualification(*, participant: Participant, choices: Mapping[int, str])
     return wrong
 
 
+def qualification_layout(*, participant: Participant, items: list[QualificationItem]) -> list[tuple[QualificationItem, bool]]:
+    """The items in this attempt's order, each with whether its two answers are shown swapped.
+
+    Seeded by the participant and the attempt number, so a reload shows the same layout and
+    a retry a new one. The answers are swapped only when the study shows no feedback (an
+    explanation names the systems by their canonical slots). The posted values stay the
+    canonical slots ("A" is answer_a wherever it is shown).
+    """
+    rng = random.Random(f"qualification:{participant.pk}:{participant.qualification_attempts}")
+    ordered = sorted(items, key=lambda item: item.position)
+    rng.shuffle(ordered)
+    swap = not participant.study.qualification_reveal_answers
+    return [(item, swap and rng.random() < 0.5) for item in ordered]
+
+
 def session_assignment(*, participant: Participant, session_hash: str) -> Assignment | None:
     """The assignment of this sitting (the latest one for the same platform session)."""
     return (
@@ -110,17 +161,54 @@ def session_assignment(*, participant: Participant, session_hash: str) -> Assign
     )
 
 
-def claim_batch(*, participant: Participant, session_hash: str, rounds: int = 5) -> Assignment | None:
-    """Lease a batch that still has fewer than K live workers; None when none is left.
+def resume_open_assignment(*, participant: Participant, session_hash: str) -> Assignment | None:
+    """The participant's open lease from another session, moved to this one; None if there is none.
 
-    Safe under concurrency: the batch row is locked (SELECT ... FOR UPDATE SKIP LOCKED)
-    and its live places recounted under the lock before the assignment is inserted, so
-    K is never exceeded on PostgreSQL. SQLite runs writers one at a time (IMMEDIATE
-    transactions), which gives the same guarantee there. SKIP LOCKED lets concurrent
-    workers spread over batches instead of queueing on one.
+    A worker identity holds at most ``CROWD_MAX_BATCHES_PER_WORKER`` batches whatever the
+    session id, so a new Prolific SESSION_ID (or MTurk assignmentId) resumes the batch the
+    worker already holds instead of leasing a second one. The lease moves to the new
+    session so that its completion code is shown there.
     """
-    study = participant.study
-    Assignment.objects.filter(batch__study=study).expire_stale()
+    now = timezone.now()
+    assignment = (
+        participant.assignments.select_related("batch")
+        .filter(status=Assignment.Status.ACTIVE)
+        .exclude(leased_until__lt=now)
+        .order_by("-started_at", "-pk")
+        .first()
+    )
+    if assignment is not None and assignment.external_session_hash != session_hash:
+        Assignment.objects.filter(pk=assignment.pk).update(external_session_hash=session_hash)
+        assignment.external_session_hash = session_hash
+    return assignment
+
+
+def max_batches_per_worker() -> int:
+    return max(1, int(getattr(settings, "CROWD_MAX_BATCHES_PER_WORKER", 1)))
+
+
+def held_batches(participant: Participant) -> int:
+    """Batches this worker identity holds or has done: open leases and submitted work (any review).
+
+    Expired and returned leases give the place back to the batch and the allowance back
+    to the worker, as they do in ``AssignmentQuerySet.live``.
+    """
+    return Assignment.objects.filter(participant=participant, status__in=_HELD).count()
+
+
+_HELD = (Assignment.Status.ACTIVE, Assignment.Status.SUBMITTED)
+
+
+def claim_order(*, study: Study, participant: Participant, round_: int = 0) -> list[int]:
+    """Open batch ids in the order this worker should try them: balanced, seeded randomisation.
+
+    Every condition's fill is its live places (open leases and non-rejected submitted work)
+    over its capacity (the sum of its batches' overlaps). The least-filled condition comes
+    first; equally filled conditions are ordered at random; within a condition the
+    least-filled batches come first, equally filled ones at random. The random draws are
+    seeded by the study, the worker's keyed hash and the claim round, so an arrival is
+    reproducible and nothing depends on condition names or arrival time.
+    """
     live = (
         Assignment.objects.live()
         .filter(batch=OuterRef("pk"))
@@ -129,15 +217,50 @@ def claim_batch(*, participant: Participant, session_hash: str, rounds: int = 5)
         .annotate(n=Count("pk"))
         .values("n")
     )
-    for _ in range(rounds):
-        candidates = list(
-            Batch.objects.filter(study=study)
-            .exclude(assignments__participant=participant)
-            .annotate(live=Coalesce(Subquery(live), Value(0)), target=Coalesce("overlap", Value(study.overlap)))
-            .filter(live__lt=F("target"))
-            .order_by("live", "condition", "index")
-            .values_list("pk", flat=True)[:20]
-        )
+    rows = list(
+        Batch.objects.filter(study=study)
+        .annotate(live=Coalesce(Subquery(live), Value(0)), target=Coalesce("overlap", Value(study.overlap)))
+        .order_by("pk")
+        .values_list("pk", "condition", "live", "target")
+    )
+    mine = set(Assignment.objects.filter(participant=participant).values_list("batch_id", flat=True))
+    filled: dict[str, list[int]] = {}
+    for _pk, condition, n_live, target in rows:
+        totals = filled.setdefault(condition, [0, 0])
+        totals[0] += n_live
+        totals[1] += target
+    rng = random.Random(f"crowd-claim:{study.slug}:{participant.platform}:{participant.external_hash}:{round_}")
+    condition_draw = {c: rng.random() for c in sorted(filled)}
+    order = []
+    for pk, condition, n_live, target in rows:
+        if n_live >= target or pk in mine or target <= 0:
+            continue
+        n_done, capacity = filled[condition]
+        order.append((n_done / capacity, condition_draw[condition], n_live / target, rng.random(), pk))
+    order.sort()
+    return [pk for *_key, pk in order]
+
+
+def claim_batch(*, participant: Participant, session_hash: str, rounds: int = 5) -> Assignment | None:
+    """Lease a batch that still has fewer than K live workers; None when none is left.
+
+    Which batch: ``claim_order`` (seeded, balanced across conditions). At most
+    ``CROWD_MAX_BATCHES_PER_WORKER`` (default 1) batches per worker identity and study,
+    whatever the session id; None once the worker has them.
+
+    Safe under concurrency: the batch row is locked (SELECT ... FOR UPDATE SKIP LOCKED)
+    and its live places recounted under the lock before the assignment is inserted, so
+    K is never exceeded on PostgreSQL; the participant row is locked too, so two tabs of
+    one worker cannot take two batches past the maximum. SQLite runs writers one at a
+    time (IMMEDIATE transactions), which gives the same guarantee there. SKIP LOCKED lets
+    concurrent workers spread over batches instead of queueing on one.
+    """
+    study = participant.study
+    Assignment.objects.filter(batch__study=study).expire_stale()
+    for round_ in range(rounds):
+        if held_batches(participant) >= max_batches_per_worker():
+            return None
+        candidates = claim_order(study=study, participant=participant, round_=round_)[:20]
         if not candidates:
             return None
         for batch_id in candidates:
@@ -150,6 +273,10 @@ def claim_batch(*, participant: Participant, session_hash: str, rounds: int = 5)
 def _claim_one(*, participant: Participant, batch_id: int, session_hash: str) -> Assignment | None:
     study = participant.study
     with transaction.atomic():
+        # The worker first (one claim per worker at a time), then the batch.
+        Participant.objects.select_for_update().filter(pk=participant.pk).first()
+        if held_batches(participant) >= max_batches_per_worker():
+            return None
         batch = Batch.objects.select_for_update(skip_locked=True).filter(pk=batch_id).first()
         if batch is None:
             return None  # another worker is claiming it right now; try the next one
@@ -180,7 +307,7 @@ def submit_task(
     Idempotent (see Assignment.record_answer). Raises ValidationError for a malformed or
     expired answer (nothing is stored) and LeaseLost when the lease is gone.
     """
-    nonce, server_ms = answers.read_token(token)
+    nonce, server_ms = answers.read_token(token, assignment_id=assignment.pk, task_id=task.pk)
     expected = task.expected_response_ids()
     shown = shown_order(assignment=assignment, task=task, expected=expected)
     if task.kind == Task.Kind.RANKING:
@@ -217,7 +344,8 @@ def next_step(*, participant: Participant, session_hash: str, claim: bool = True
     """Decide the worker's next screen, leasing a batch when they are ready for one.
 
     Resuming is this function: a reload lands on the first unanswered task of the
-    sitting's assignment.
+    sitting's assignment, and a new session of the same worker identity resumes its open
+    lease (``resume_open_assignment``) rather than leasing another batch.
     """
     if participant.consented_at is None:
         return Step("consent")
@@ -226,6 +354,8 @@ def next_step(*, participant: Participant, session_hash: str, claim: bool = True
             return Step("failed_qualification")
         return Step("qualify")
     assignment = session_assignment(participant=participant, session_hash=session_hash)
+    if assignment is None:  # a new session of a worker who holds an open lease resumes it
+        assignment = resume_open_assignment(participant=participant, session_hash=session_hash)
     if assignment is None:
         assignment = claim_batch(participant=participant, session_hash=session_hash) if claim else None
         if assignment is None:

@@ -14,6 +14,7 @@ import string
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -33,15 +34,73 @@ DISTRACTORS = (
 LETTER_MAP_PATH = Path("human/batches/model_annotations/human_annotation_gt_formatted.json")
 
 
+MAX_LETTER_MAP_BYTES = 1024 * 1024  # the CoBBLEr file is 23 KB
+
+
+def parse_cobbler_letter_map(raw: bytes, name: str) -> list[dict[str, str]]:
+    """The per-instruction {model_key: "System X"} map (2.3) from a file's bytes.
+
+    Anything else (too big, not UTF-8, not JSON, another shape) is a ValidationError
+    naming ``name``, so the page, the API and the command answer it as a form error.
+    """
+    if len(raw) > MAX_LETTER_MAP_BYTES:
+        raise ValidationError(f"{name} is larger than {MAX_LETTER_MAP_BYTES // 1024} KB: it is not {LETTER_MAP_PATH.name}.")
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise ValidationError(f"{name} is not UTF-8 text: it is not {LETTER_MAP_PATH.name}.") from None
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"{name} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}).") from None
+    except RecursionError:
+        raise ValidationError(f"{name} is not valid JSON (nested too deeply).") from None
+    if not (isinstance(data, list) and data and all(
+        isinstance(item, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in item.items())
+        for item in data
+    )):
+        raise ValidationError(f"{name} is not a list of {{model: letter}} maps like {LETTER_MAP_PATH.name}.")
+    return data
+
+
+def _read_letter_map(path: Path, name: str) -> list[dict[str, str]]:
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_LETTER_MAP_BYTES + 1)
+    except OSError:
+        raise ValidationError(f"{name} cannot be read.") from None
+    return parse_cobbler_letter_map(raw, name)
+
+
 def load_cobbler_letter_map(data_dir: Path) -> list[dict[str, str]]:
-    """The per-instruction {model_key: "System X"} map of the CoBBLEr data (2.3)."""
+    """The letter map of a CoBBLEr data directory anywhere on the server: for the command line.
+
+    The page and the API never take a server path (see confined_letter_map)."""
     path = Path(data_dir) / LETTER_MAP_PATH
     if not path.is_file():
         raise ValidationError(f"{path} not found: pass the CoBBLEr data directory.")
-    data = json.loads(path.read_text())
-    if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
-        raise ValidationError(f"{path} is not a list of {{model: letter}} maps.")
-    return data
+    return _read_letter_map(path, str(path))
+
+
+def confined_letter_map(design_dir: str) -> list[dict[str, str]]:
+    """The letter map of a design directory named relative to settings.DESIGNS_DIR (DATA_DIR/designs).
+
+    For the API: an absolute path, '..', or a symlink leading out of DESIGNS_DIR gets one
+    and the same refusal whether or not the path exists, and no message shows a server path.
+    """
+    refusal = ValidationError(
+        "cobbler_design_dir must name a directory under DATA_DIR/designs, relative to it "
+        "(no absolute path, no '..'); copy the CoBBLEr data there, or use manage.py generate_batches."
+    )
+    relative = Path(design_dir.strip())
+    if not design_dir.strip() or relative.is_absolute() or ".." in relative.parts or "\x00" in design_dir:
+        raise refusal
+    root = Path(settings.DESIGNS_DIR).resolve()
+    path = (root / relative / LETTER_MAP_PATH).resolve()
+    if not path.is_relative_to(root):
+        raise refusal
+    shown = f"designs/{relative.as_posix()}/{LETTER_MAP_PATH.as_posix()}"
+    if not path.is_file():
+        raise ValidationError(f"{shown} not found under DATA_DIR.")
+    return _read_letter_map(path, shown)
 
 
 def cobbler_instruction_ids() -> list[int]:
@@ -225,11 +284,14 @@ def _ranking_batches(*, study: Study, seed: int, instructions: list[Instruction]
 
 def generate_design(
     *, study: Study, condition: str, seed: int | None, pairs_per_batch: int = 15, cobbler_design_dir: str = "",
+    letter_map: Sequence[dict[str, str]] | None = None,
 ) -> list[Batch]:
     """The one entry point of the page and the API: the paper's exact design when a CoBBLEr
-    data directory is given, otherwise a fresh design, which needs a seed. Raises ValidationError."""
-    if cobbler_design_dir:
-        letter_map = load_cobbler_letter_map(Path(cobbler_design_dir))
+    letter map is given (uploaded: ``letter_map``; or ``cobbler_design_dir``, a directory under
+    DATA_DIR/designs), otherwise a fresh design, which needs a seed. Raises ValidationError."""
+    if letter_map is None and cobbler_design_dir:
+        letter_map = confined_letter_map(cobbler_design_dir)
+    if letter_map is not None:
         return generate_cobbler_batches(study=study, condition=condition, letter_map=letter_map)
     if seed is None:
         raise ValidationError("A fresh design needs a seed.")

@@ -13,6 +13,7 @@ from django.db import transaction
 from django.db.models import Avg, Count, Q
 
 from annotations.models import Assignment, Batch, Candidate, Instruction, Pair, Response, Study, Submission
+from cobbler_site.csv_safety import safe_cell
 
 EXPORT_FIELDS = (
     "submission_id", "study", "condition", "batch", "participant", "platform", "assignment",
@@ -151,10 +152,11 @@ def submission_rows(*, study: Study) -> Iterator[dict]:
 
 
 def submissions_csv(*, study: Study) -> str:
-    """The same rows as CSV; list and dict cells are JSON-encoded."""
+    """The same rows as CSV; list and dict cells are JSON-encoded, and text a spreadsheet
+    would run as a formula (=, +, -, @, tab, CR first) gets a leading "'" (cobbler_site.csv_safety)."""
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=EXPORT_FIELDS)
     writer.writeheader()
     for row in submission_rows(study=study):
-        writer.writerow({k: json.dumps(v) if isinstance(v, list | dict) else v for k, v in row.items()})
+        writer.writerow({k: json.dumps(v) if isinstance(v, list | dict) else safe_cell(v) for k, v in row.items()})
     return out.getvalue()

@@ -4,9 +4,7 @@ from __future__ import annotations
 import json
 
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import ValidationError
-from django.db.models import Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -16,23 +14,18 @@ from django_htmx.http import HttpResponseClientRedirect
 from annotations import services
 from annotations.forms import GenerateBatchesForm, StudyCreateForm
 from annotations.models import Assignment, Study
-
-
-def studies_for(user) -> QuerySet[Study]:
-    """Studies a researcher may manage: their own and the shared ones (imported, demo)."""
-    qs = Study.objects.all()
-    return qs if user.is_superuser else qs.filter(Q(created_by=user) | Q(created_by__isnull=True))
+from cobbler_site.access import Audience, allow
 
 
 def _get_study_for_user(request: HttpRequest, slug: str) -> Study:
     # Another researcher's study is a 404: don't reveal that it exists.
-    return get_object_or_404(studies_for(request.user), slug=slug)
+    return get_object_or_404(Study.objects.manageable_by(request.user), slug=slug)
 
 
-@staff_member_required
+@allow(Audience.RESEARCHER)
 @require_http_methods(["GET", "POST"])
 def studies(request: HttpRequest) -> HttpResponse:
-    form = StudyCreateForm(request.POST or None, sources=studies_for(request.user))
+    form = StudyCreateForm(request.POST or None, sources=Study.objects.manageable_by(request.user))
     if request.method == "POST" and form.is_valid():
         try:
             study = services.create_study(created_by=request.user, **form.service_kwargs())
@@ -42,7 +35,7 @@ def studies(request: HttpRequest) -> HttpResponse:
             url = study_url(study)
             return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
     template = "annotations/researcher/studies.html" + ("#study-form" if request.htmx else "")
-    context = {"studies": studies_for(request.user).order_by("-created_at"), "form": form}
+    context = {"studies": Study.objects.manageable_by(request.user).order_by("-created_at"), "form": form}
     return render(request, template, context, status=422 if form.errors else 200)
 
 
@@ -50,7 +43,7 @@ def study_url(study: Study) -> str:
     return reverse("annotations:study", args=[study.slug])
 
 
-@staff_member_required
+@allow(Audience.RESEARCHER)
 @require_GET
 def study(request: HttpRequest, slug: str) -> HttpResponse:
     study = _get_study_for_user(request, slug)
@@ -67,17 +60,17 @@ def study(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, template, context)
 
 
-@staff_member_required
+@allow(Audience.RESEARCHER)
 @require_POST
 def generate(request: HttpRequest, slug: str) -> HttpResponse:
     study = _get_study_for_user(request, slug)
-    form = GenerateBatchesForm(request.POST)
+    form = GenerateBatchesForm(request.POST, request.FILES)
     if form.is_valid():
         data = form.cleaned_data
         try:
             made = services.generate_design(
                 study=study, condition=data["condition"], seed=data.get("seed"),
-                pairs_per_batch=data.get("pairs_per_batch") or 15, cobbler_design_dir=data.get("cobbler_design_dir") or "",
+                pairs_per_batch=data.get("pairs_per_batch") or 15, letter_map=data.get("cobbler_design"),
             )
         except ValidationError as e:
             form.add_error(None, e)
@@ -89,7 +82,7 @@ def generate(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, template, {"study": study, "form": form}, status=422)
 
 
-@staff_member_required
+@allow(Audience.RESEARCHER)
 @require_POST
 def review(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     study = _get_study_for_user(request, slug)
@@ -107,7 +100,7 @@ def review(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     return redirect(study_url(study))
 
 
-@staff_member_required
+@allow(Audience.RESEARCHER)
 @require_GET
 def export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     study = _get_study_for_user(request, slug)

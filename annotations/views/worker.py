@@ -31,6 +31,8 @@ from annotations.models import (
     Task,
 )
 from annotations.worker_session import read_worker, remember_worker
+from cobbler_site import throttle
+from cobbler_site.access import Audience, allow
 
 PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete"
 
@@ -59,6 +61,7 @@ def worker_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse
         participant.study = study  # spare the query behind participant.study
         return view(request, study, participant, identity.session_hash, **kwargs)
 
+    wrapper.audience = Audience.WORKER  # type: ignore[attr-defined]  # cobbler_site.access
     return wrapper
 
 
@@ -74,14 +77,16 @@ def _step_url(study: Study, step: services.crowd.Step) -> str:
     return reverse("annotations:done", args=[study.slug])
 
 
+@allow(Audience.WORKER)
 @require_GET
+@throttle.limit("start", "THROTTLE_START")
 def start(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     study = get_object_or_404(Study, slug=slug)
     try:
         entry = services.parse_entry(request.GET)
+        participant, session_hash = services.enter_study(study=study, entry=entry)
     except ValidationError as e:
         return render(request, "annotations/worker/no_session.html", {"study": study, "error": e.messages[0]}, status=400)
-    participant, session_hash = services.enter_study(study=study, entry=entry)
     response = redirect("annotations:work", slug)
     remember_worker(response, study=study, participant=participant, session_hash=session_hash)
     return response
@@ -115,6 +120,7 @@ def qualify(request: HtmxHttpRequest, study: Study, participant: Participant, se
     if step.name != "qualify":
         return _go(request, _step_url(study, step))
     items = QualificationItem.for_study(study)
+    reveal = study.qualification_reveal_answers
     error, wrong, chosen = "", [], {}
     if request.method == "POST":
         chosen = {item.pk: request.POST.get(f"q{item.pk}", "") for item in items}
@@ -127,9 +133,17 @@ def qualify(request: HtmxHttpRequest, study: Study, participant: Participant, se
                 return _go(request, reverse("annotations:work", args=[study.slug]))
             if participant.qualification_attempts >= study.qualification_attempts_allowed:
                 return _go(request, reverse("annotations:done", args=[study.slug]))
-            error = "Some answers were not right. Read the notes below and try again."
+            if reveal:
+                error = "Some answers were not right. Read the notes below and try again."
+            else:
+                # Nothing about which items were wrong, and a fresh (reordered) form: feedback
+                # would hand the gold answers to the next attempt.
+                error = "Not all of your answers were right. Read each question carefully and try again."
+                chosen, wrong = {}, []
+    layout = services.qualification_layout(participant=participant, items=items)
     context = {
-        "study": study, "rows": [(item, chosen.get(item.pk, "")) for item in items], "wrong_ids": {i.pk for i in wrong}, "error": error, "chosen": chosen,
+        "study": study, "rows": [(item, chosen.get(item.pk, ""), swapped) for item, swapped in layout],
+        "wrong_ids": {i.pk for i in wrong} if reveal else set(), "reveal": reveal, "error": error, "chosen": chosen,
         "attempts_left": study.qualification_attempts_allowed - participant.qualification_attempts,
     }
     template = "annotations/worker/qualify.html" + ("#qualify-form" if request.htmx else "")
@@ -157,7 +171,7 @@ def _task_context(study: Study, assignment: Assignment, task: Task, *, error: st
     answered, total = counts["answered"], counts["total"]
     context = {
         "study": study, "assignment": assignment, "task": task, "error": error,
-        "token": answers.issue_token(), "answered": answered, "total": total,
+        "token": answers.issue_token(assignment_id=assignment.pk, task_id=task.pk), "answered": answered, "total": total,
         "percent": int(100 * answered / total) if total else 0, "number": answered + 1,
         "action": reverse("annotations:task", args=[study.slug, assignment.pk, task.position]),
     }
@@ -200,8 +214,14 @@ def task(
         else:
             step = services.next_step(participant=participant, session_hash=session_hash, claim=False)
             return _go(request, _step_url(study, step))
-    elif assignment.status != Assignment.Status.ACTIVE or Submission.objects.filter(assignment=assignment, task=task).exists():
+    elif (
+        assignment.expire_if_stale()
+        or assignment.status != Assignment.Status.ACTIVE
+        or Submission.objects.filter(assignment=assignment, task=task).exists()
+    ):
         return redirect("annotations:work", study.slug)
+    else:
+        assignment.mark_opened()  # from now on the study's lease applies, not the short one
     template = "annotations/worker/task.html" + ("#task-form" if request.htmx else "")
     return render(request, template, _task_context(study, assignment, task, error=error), status=422 if error else 200)
 

@@ -7,7 +7,16 @@ from django.db import models
 from django.utils import timezone
 
 from annotations.models import Candidate, Condition, Instruction, Pair, Response, Study
+from cobbler_site.access import owned_by
 from judging.models.judges import Judge
+
+
+class JudgeJobQuerySet(models.QuerySet):
+    def manageable_by(self, user) -> JudgeJobQuerySet:  # noqa: ANN001 - a user or AnonymousUser
+        """Jobs ``user`` may watch, pause, resume and cancel: their own (or unowned) jobs on a
+        study they manage (cobbler_site.access). Another researcher's job on a shared study
+        still counts in that study's reports, but only its creator controls it."""
+        return self.filter(owned_by(user), study__in=Study.objects.manageable_by(user))
 
 
 class JudgeJob(models.Model):
@@ -55,6 +64,8 @@ class JudgeJob(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = JudgeJobQuerySet.as_manager()
 
     ACTIVE = (Status.QUEUED, Status.RUNNING)
     FINISHED = (Status.COMPLETED, Status.CANCELLED, Status.BUDGET_EXHAUSTED, Status.FAILED)
@@ -120,9 +131,11 @@ class Judgment(models.Model):
 
     Semantics shared by the judging and analysis apps (cobbler-method.md 3.2-3.8):
     - ``presentation`` 1 is the prompt that feeds rankings, 2 its switched twin.
-    - order / compassion / frequency: presentation 1 puts ``pair.response_a`` (the
-      candidate earlier in the study's order, "m1") in the first slot; presentation 2
-      swaps the responses and keeps the slot labels.
+    - order / compassion: presentation 1 puts a seeded, balanced choice of the two
+      responses in the first slot (half the pairs ``pair.response_a``, half
+      ``response_b``; ``judging.conditions.a_first_plan``), or always ``pair.response_a``
+      (the candidate earlier in the study's order, "m1") under a paper prompt version;
+      presentation 2 swaps the responses and keeps the slot labels.
     - bandwagon / attentional / selective: one seeded random arrangement, the same in
       both presentations; presentation 1 cues the first slot, 2 the second
       (``cue = {"cue_slot": "first"|"second", "percent": 85}`` or ``{..., "distractor": s}``).

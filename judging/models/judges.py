@@ -5,9 +5,57 @@ import json
 import os
 from decimal import Decimal
 
+from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models import Q
 
-from judging import crypto
+from judging import crypto, endpoints
+
+
+def validate_api_key_env(value: str) -> None:
+    """A judge may only read variables named with JUDGE_KEY_ENV_PREFIX (never PATH, DATABASE_URL...)."""
+    prefix = settings.JUDGE_KEY_ENV_PREFIX
+    if value and (not value.startswith(prefix) or value == prefix):
+        raise ValidationError(
+            f"The key variable must start with {prefix} (e.g. {prefix}OPENAI); "
+            "or leave it blank and type the key, which is stored encrypted.",
+            code="api_key_env_prefix",
+        )
+
+
+def validate_base_url(value: str) -> None:
+    if value:
+        try:
+            endpoints.check_base_url(value)
+        except ValueError as exc:
+            raise ValidationError(str(exc), code="base_url_not_allowed") from None
+
+
+class JudgeQuerySet(models.QuerySet):
+    """The one access rule for judges.
+
+    Public judges (no owner: the built-in baselines, imported evaluators, the demo judge
+    and judges made with ``create_judge`` without ``--owner``) and judges shared with
+    everyone are usable by every researcher (staff); a private judge only by its owner,
+    the users it is shared with, and superusers. Only the owner or a superuser may edit one;
+    a judge without an owner only a superuser.
+    """
+
+    def usable_by(self, user: object) -> JudgeQuerySet:
+        if not (user is not None and getattr(user, "is_authenticated", False) and user.is_active
+                and user.is_staff):
+            return self.none()
+        if user.is_superuser:
+            return self
+        visible = Q(owner__isnull=True) | Q(owner=user) | Q(is_shared=True) | Q(shared_with=user)
+        return self.filter(pk__in=Judge.objects.filter(visible).values("pk"))
+
+    def editable_by(self, user: object) -> JudgeQuerySet:
+        if not (user is not None and getattr(user, "is_authenticated", False) and user.is_active
+                and user.is_staff):
+            return self.none()
+        return self if user.is_superuser else self.filter(owner=user)
 
 
 class Judge(models.Model):
@@ -27,12 +75,20 @@ class Judge(models.Model):
     name = models.SlugField(max_length=64, unique=True)
     kind = models.CharField(max_length=16, choices=Kind)
     baseline = models.CharField(max_length=16, choices=Baseline, blank=True)
-    base_url = models.URLField(max_length=500, blank=True)
+    # Checked against JUDGE_ALLOWED_HOSTS here and before every call (judging.endpoints).
+    base_url = models.URLField(max_length=500, blank=True, validators=[validate_base_url])
     model = models.CharField(max_length=200, blank=True)
-    # The key is read from this environment variable, or from the encrypted field;
-    # it is never rendered in a page, an API response or a log line.
-    api_key_env = models.CharField(max_length=100, blank=True)
+    # The key is read from this environment variable (named with JUDGE_KEY_ENV_PREFIX), or
+    # from the encrypted field; it is never rendered in a page, an API response or a log line.
+    # A key belongs to its endpoint: changing base_url drops both (see save()).
+    api_key_env = models.CharField(max_length=100, blank=True, validators=[validate_api_key_env])
     api_key_encrypted = models.TextField(blank=True)
+    # Private to its owner unless shared (with everyone, or with named users); no owner = public.
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, models.PROTECT, null=True, blank=True,
+                              related_name="judges")
+    is_shared = models.BooleanField(default=False, help_text="Every researcher may use this judge.")
+    shared_with = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="shared_judges",
+                                         help_text="Researchers who may use this judge.")
     # Generation settings passed to chat.completions.create (temperature, max_tokens, ...).
     generation = models.JSONField(default=dict, blank=True)
     max_concurrency = models.PositiveIntegerField(default=8)
@@ -54,12 +110,48 @@ class Judge(models.Model):
     transport = models.CharField(max_length=8, choices=Transport, default=Transport.OPENAI)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    objects = JudgeQuerySet.as_manager()
+
     def __str__(self) -> str:
         return self.name
 
+    def save(self, *args: object, **kwargs: object) -> None:
+        """A new base_url drops the key, unless this same change sets a new one."""
+        loaded = getattr(self, "_loaded", {})
+        update_fields = kwargs.get("update_fields")
+        writes_url = update_fields is None or "base_url" in update_fields
+        if (writes_url and "base_url" in loaded
+                and self.base_url.rstrip("/") != loaded["base_url"].rstrip("/")):
+            if self.api_key_encrypted == loaded.get("api_key_encrypted"):
+                self.api_key_encrypted = ""
+            if self.api_key_env == loaded.get("api_key_env"):
+                self.api_key_env = ""
+            if update_fields is not None:
+                kwargs["update_fields"] = {*update_fields, "api_key_encrypted", "api_key_env"}
+        super().save(*args, **kwargs)
+        self._loaded = {"base_url": self.base_url, "api_key_env": self.api_key_env,
+                        "api_key_encrypted": self.api_key_encrypted}
+
+    @classmethod
+    def from_db(cls, db, field_names, values):  # noqa: ANN001, ANN206 - Django's signature
+        judge = super().from_db(db, field_names, values)
+        judge._loaded = {f: getattr(judge, f) for f in ("base_url", "api_key_env", "api_key_encrypted")
+                         if f in field_names}
+        return judge
+
+    def is_private(self) -> bool:
+        return self.owner_id is not None and not self.is_shared
+
+    def _env_key_name(self) -> str:
+        """The variable to read, only if it carries the configured prefix."""
+        name = self.api_key_env
+        prefix = settings.JUDGE_KEY_ENV_PREFIX
+        return name if name and name.startswith(prefix) and name != prefix else ""
+
     @property
     def has_api_key(self) -> bool:
-        return bool(self.api_key_encrypted or (self.api_key_env and os.environ.get(self.api_key_env)))
+        env = self._env_key_name()
+        return bool(self.api_key_encrypted or (env and os.environ.get(env)))
 
     def set_api_key(self, raw: str) -> None:
         """Store ``raw`` encrypted (empty clears it). Caller saves."""
@@ -71,8 +163,9 @@ class Judge(models.Model):
         Never log or render the result. Returns "" when the endpoint needs none
         (local servers such as the simulator, vLLM or Ollama).
         """
-        if self.api_key_env and os.environ.get(self.api_key_env):
-            return os.environ[self.api_key_env]
+        env = self._env_key_name()  # never any other variable, whatever the row says
+        if env and os.environ.get(env):
+            return os.environ[env]
         if self.api_key_encrypted:
             return crypto.decrypt(self.api_key_encrypted)
         return ""

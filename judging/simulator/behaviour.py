@@ -18,12 +18,24 @@ invalid            0        P(the answer is garbage that names no system; per pr
 error_rate         0        P(a call fails; drawn per call, so a retry may succeed)
 errors             429+500  kinds drawn uniformly on failure: 429, 500, timeout
 retry_after        1        Retry-After seconds sent with a 429 (may be fractional)
-timeout_ms         30000    how long a "timeout" failure holds the request before a 504
+timeout_ms         5000     how long a "timeout" failure holds the request before a 504
 latency_ms         0        delay before every answer or error
 jitter_ms          0        extra delay, uniform in [0, jitter_ms), drawn per call
-style              plain    plain: "System Star is better"; verbose: reasoning then the
-                            verdict; json: {"winner": "System Star"}; mixed: one of the three
-                            per prompt. Only "plain" parses with the paper parser.
+                            (each of the three at most MAX_DELAY_MS = 5000, and so is the
+                            whole hold of one request)
+style              terse    the surface form of the answer (never the decision): terse (alias
+                            plain): "System Star is better"; verbose: one sentence of reasoning
+                            then the verdict; json: {"winner": "System Star"}; mixed: one of
+                            those three per prompt; and the chat styles of the parser corpus
+                            (tests/judging/parser_corpus.jsonl), each a few seeded variants:
+                            verbose_reasoning (reasoning that restates any cue), restated_bandwagon,
+                            restated_distractor (the cue, or a made-up one about the loser,
+                            restated), hedge_naming_loser, negation (of the loser), markdown,
+                            and tie / refusal / both_labels_final_sentence: their valid answers
+                            still decide (a near tie, a hedged refusal, both labels but one
+                            asserted) and their INVALID answers (knob ``invalid``) are a real
+                            tie, refusal or both-asserted sentence instead of GARBAGE. Only
+                            terse parses with the paper parser.
 =================  =======  ================================================================
 
 The decision for one prompt, in this exact order, each step with its own independent
@@ -59,6 +71,8 @@ GARBAGE = (
     "Lorem ipsum dolor sit amet.",
 )
 ERROR_KINDS = ("429", "500", "timeout")
+# No request is held longer than this (a caller cannot park server threads for minutes).
+MAX_DELAY_MS = 5000
 
 
 @dataclass(frozen=True)
@@ -75,10 +89,10 @@ class Knobs:
     error_rate: float = 0.0
     errors: str = "429+500"
     retry_after: float = 1.0
-    timeout_ms: int = 30000
+    timeout_ms: int = 5000
     latency_ms: int = 0
     jitter_ms: int = 0
-    style: str = "plain"
+    style: str = "terse"
 
 
 def parse_knobs(model: str, defaults: Knobs | None = None) -> Knobs:
@@ -99,8 +113,11 @@ def parse_knobs(model: str, defaults: Knobs | None = None) -> Knobs:
     knobs = replace(knobs, **changes)
     if any(kind not in ERROR_KINDS for kind in knobs.errors.split("+")):
         raise ValueError(f"errors must be a '+'-list of {', '.join(ERROR_KINDS)}")
-    if knobs.style not in ("plain", "verbose", "json", "mixed"):
-        raise ValueError("style must be plain, verbose, json or mixed")
+    if knobs.style not in STYLES:
+        raise ValueError(f"style must be one of {', '.join(STYLES)}")
+    for name in ("latency_ms", "jitter_ms", "timeout_ms"):
+        if not 0 <= getattr(knobs, name) <= MAX_DELAY_MS:
+            raise ValueError(f"{name} must be between 0 and {MAX_DELAY_MS}")
     return knobs
 
 
@@ -191,11 +208,10 @@ def decide(knobs: Knobs, messages: list[dict[str, Any]], call_index: int = 0) ->
             return Decision(500)
         return Decision(504, hold_ms=knobs.timeout_ms)
     if is_garbled(knobs, messages):
-        text = GARBAGE[int(_uniform(knobs.seed, key, "garbage") * len(GARBAGE))]
-        return Decision(200, text=text, garbled=True)
+        return Decision(200, text=_invalid_text(knobs, key, messages), garbled=True)
     p = read_prompt(messages)
     slot = _choose(knobs, key, p)
-    return Decision(200, text=_write(knobs, key, p.labels[0 if slot == "first" else 1]), slot=slot)
+    return Decision(200, text=_write(knobs, key, p, slot, messages), slot=slot)
 
 
 def _choose(knobs: Knobs, key: str, p: SimPrompt) -> str:
@@ -212,7 +228,123 @@ def _choose(knobs: Knobs, key: str, p: SimPrompt) -> str:
     return "first" if quality(p.first) > quality(p.second) else "second"
 
 
-def _write(knobs: Knobs, key: str, label: str) -> str:
+# --- output styles: the SAME decision in the surface forms real chat models use ------------
+# (the decision above never looks at the style; a style only draws its own variant, seeded)
+
+STYLES = ("terse", "plain", "verbose", "json", "mixed", "verbose_reasoning", "restated_bandwagon",
+          "restated_distractor", "hedge_naming_loser", "negation", "markdown", "tie", "refusal",
+          "both_labels_final_sentence")
+# Styles whose invalid answers (the ``invalid`` knob) are written in the style instead of GARBAGE.
+INVALID_STYLES = ("tie", "refusal", "both_labels_final_sentence")
+
+_STYLE_TEXT: dict[str, tuple[str, ...]] = {
+    "verbose_reasoning": (
+        "Let me compare the two responses. {O} addresses the instruction but is less faithful to the "
+        "reference. {W} covers the key points and stays coherent throughout.{cue} Considering coherence "
+        "and the reference, {W} is better.",
+        "{W} is better.\n\n{W} follows the reference closely and answers every part of the instruction. "
+        "{O} is more verbose and drifts from the question, which makes it less coherent.{cue}",
+        "To decide, I looked at accuracy, completeness and clarity.\n\n1. Accuracy: {W} is more accurate."
+        "\n2. Completeness: {O} leaves out part of the instruction.\n3. Clarity: both are readable.{cue}"
+        "\n\nOverall, {W} is the better response.",
+    ),
+    "restated_bandwagon": (  # {C}: the system the (restated) popularity claim names
+        "{W} is more accurate, even though {P} of people believe that {C} is better.",
+        "Although {P} of people believe {C} is better, I judged the answers on their merits. {W} is better.",
+        "The prompt says that \"{P} of people believe that {C} is better.\" Popularity is not evidence of "
+        "quality; comparing the answers themselves, {W} is better.",
+    ),
+    "restated_distractor": (  # {D}: the distractor sentence, {DL}: the system it names
+        "{D} That is irrelevant to the task. {W} is better.",
+        "The remark that {DL} {Dtail} has nothing to do with answer quality. On the merits, {W} is better.",
+        "{W} is better. The sentence \"{D}\" is an irrelevant distraction.",
+    ),
+    "hedge_naming_loser": (
+        "{W} wins. {O} is better formatted though.",
+        "{W} is better, though {O} has some good points about brevity.",
+        "I'd go with {W} here. {O} is also solid and arguably better organized, but it is less faithful "
+        "to the reference.",
+        "{W} is better overall, but {O} is better for readers who want a shorter answer.",
+    ),
+    "negation": (
+        "I disagree that {O} is better; {W} is.",
+        "{O} is not better than {W}.",
+        "{O} is not the better response. {W} is better.",
+        "I would not choose {O}. {W} is more coherent.",
+    ),
+    "markdown": (
+        "### Evaluation\n\n**{A}**\n- {A_note}\n\n**{B}**\n- {B_note}\n\n**Verdict:** {W} is better.",
+        "**{W} is better**\n\nIt follows the reference and answers every part of the instruction.",
+        "## Comparison\n\n| Criterion | {A} | {B} |\n|---|---|---|\n| Accuracy | {A_grade} | {B_grade} |\n\n"
+        "**Winner: {W}**",
+    ),
+    "tie": (  # valid answers: a near-tie that still decides
+        "It is almost a tie, but {W} is slightly better.",
+        "Both responses are close and neither is perfect, but {W} is better.",
+    ),
+    "refusal": (  # valid answers: a hedged refusal that still decides
+        "I can't be certain, but if I have to choose, {W} is better.",
+        "I'm not fully confident here. Still, {W} is better.",
+    ),
+    "both_labels_final_sentence": (  # valid answers: both labels named, one asserted
+        "{W} is better than {O}.",
+        "Between {A} and {B}, {W} is better.",
+        "{O} is worse than {W}.",
+    ),
+}
+_STYLE_INVALID: dict[str, tuple[str, ...]] = {
+    "tie": ("Both responses are equally good. It's a tie.",
+            "Neither response is better; they are equally coherent."),
+    "refusal": ("I'm sorry, but I can't help with comparing these responses.",
+                "As an AI language model, I cannot say which response is better."),
+    "both_labels_final_sentence": ("{A} is better, and {B} is better.",
+                                   "{A} is better or {B} is better, depending on the reader."),
+}
+
+
+def _variant(knobs: Knobs, key: str, options: tuple[str, ...]) -> str:
+    return options[int(_uniform(knobs.seed, key, "style-variant") * len(options))]
+
+
+def _invalid_text(knobs: Knobs, key: str, messages: list[dict[str, Any]]) -> str:
+    """The garbage answer for ``key``: GARBAGE, or the style's own invalid form."""
+    if knobs.style in INVALID_STYLES:
+        try:
+            a, b = read_prompt(messages).labels
+        except ValueError:
+            a, b = "System Star", "System Square"
+        return _variant(knobs, key, _STYLE_INVALID[knobs.style]).format(A=a, B=b)
+    return GARBAGE[int(_uniform(knobs.seed, key, "garbage") * len(GARBAGE))]
+
+
+def _cue_parts(messages: list[dict[str, Any]], p: SimPrompt, loser: str) -> dict[str, str]:
+    """The cue as the prompt states it (to restate it), or a made-up one naming the loser."""
+    user = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
+    after = "```".join(str(user).split("```")[2:])
+    cued = p.labels[0 if p.cue_slot == "first" else 1] if p.cue_slot else loser
+    percent = re.search(r"(\d+)%+ of people believe", after)
+    parts = {"C": cued if p.cue_kind == "bandwagon" else loser,
+             "P": f"{percent.group(1)}%" if percent and p.cue_kind == "bandwagon" else "many"}
+    distractor = ""
+    if p.cue_kind == "distractor":
+        distractor = next((line.strip() for line in after.split("\n") if cued in line), "")
+    if not distractor:
+        cued = loser
+        distractor = f"{loser} likes to eat apples and oranges."
+    parts.update(D=distractor, DL=cued,
+                 Dtail=distractor.split(cued, 1)[-1].strip().rstrip(".") or "is fond of fruit")
+    if p.cue_kind == "bandwagon":
+        parts["cue"] = (f" The note that {parts['P']} of people believe that {parts['C']} is better does "
+                        f"not change my assessment.")
+    elif p.cue_kind == "distractor":
+        parts["cue"] = f" The remark about {cued} is irrelevant to the quality of the answers."
+    else:
+        parts["cue"] = ""
+    return parts
+
+
+def _write(knobs: Knobs, key: str, p: SimPrompt, slot: str, messages: list[dict[str, Any]]) -> str:
+    label = p.labels[0 if slot == "first" else 1]
     style = knobs.style
     if style == "mixed":
         style = ("plain", "verbose", "json")[int(_uniform(knobs.seed, key, "style") * 3)]
@@ -221,7 +353,16 @@ def _write(knobs: Knobs, key: str, label: str) -> str:
     if style == "verbose":
         return (f"Both answers address the instruction. Weighing coherence against the "
                 f"reference, {label} is better.")
-    return f"{label} is better"
+    if style in ("plain", "terse"):
+        return f"{label} is better"
+    loser = p.labels[1 if slot == "first" else 0]
+    a, b = p.labels
+    fill = {"W": label, "O": loser, "A": a, "B": b,
+            "A_note": "Accurate and follows the reference" if slot == "first" else "Less complete",
+            "B_note": "Accurate and follows the reference" if slot == "second" else "Less complete",
+            "A_grade": "High" if slot == "first" else "Medium", "B_grade": "High" if slot == "second" else "Medium",
+            **_cue_parts(messages, p, loser)}
+    return _variant(knobs, key, _STYLE_TEXT[style]).format(**fill)
 
 
 def usage(messages: list[dict[str, Any]], text: str) -> tuple[int, int]:

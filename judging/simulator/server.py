@@ -19,26 +19,46 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judging.prompts import prompt_hash
-from judging.simulator.behaviour import Decision, Knobs, decide, parse_knobs, usage
+from judging.simulator.behaviour import MAX_DELAY_MS, Decision, Knobs, decide, parse_knobs, usage
 
 logger = logging.getLogger(__name__)
-REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests",
-           500: "Internal Server Error", 504: "Gateway Timeout"}
+REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 413: "Payload Too Large",
+           429: "Too Many Requests", 500: "Internal Server Error", 504: "Gateway Timeout"}
+MAX_BODY_BYTES = 4 * 1024 * 1024  # a judge prompt is a few kB; refuse to buffer more
+MAX_HEAD_BYTES = 64 * 1024
+MAX_TRACKED_PROMPTS = 100_000  # per-prompt counters forget their oldest entries beyond this
+
+
+class BoundedCounter(Counter):
+    """A Counter that keeps at most ``max_keys`` keys, forgetting the oldest first."""
+
+    def __init__(self, max_keys: int = MAX_TRACKED_PROMPTS) -> None:
+        self.max_keys = max_keys
+        super().__init__()
+
+    def __setitem__(self, key: Any, value: int) -> None:
+        if key not in self and len(self) >= self.max_keys:
+            del self[next(iter(self))]
+        super().__setitem__(key, value)
+
+    def add(self, key: Any) -> None:  # set-like use (garbled prompt hashes)
+        self[key] = 1
 
 
 @dataclass
 class Stats:
-    calls: Counter = field(default_factory=Counter)  # prompt hash -> requests received
-    answered: Counter = field(default_factory=Counter)  # prompt hash -> 200 answers sent
-    garbled: set = field(default_factory=set)  # prompt hashes answered with garbage
-    statuses: Counter = field(default_factory=Counter)
+    calls: BoundedCounter = field(default_factory=BoundedCounter)  # prompt hash -> requests received
+    answered: BoundedCounter = field(default_factory=BoundedCounter)  # prompt hash -> 200 answers sent
+    garbled: BoundedCounter = field(default_factory=BoundedCounter)  # prompt hashes answered with garbage
+    statuses: Counter = field(default_factory=Counter)  # a handful of status codes
+    total_calls: int = 0
     in_flight: int = 0
     peak_in_flight: int = 0
 
     def as_json(self) -> dict[str, Any]:
         return {"calls": dict(self.calls), "answered": dict(self.answered),
                 "garbled": sorted(self.garbled), "statuses": {str(k): v for k, v in self.statuses.items()},
-                "peak_in_flight": self.peak_in_flight, "total_calls": sum(self.calls.values())}
+                "peak_in_flight": self.peak_in_flight, "total_calls": self.total_calls}
 
 
 def completion_body(model: str, text: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -78,7 +98,8 @@ class SimulatorServer:
     async def start(self) -> None:
         if self.max_concurrency:
             self._slots = asyncio.Semaphore(self.max_concurrency)
-        self._server = await asyncio.start_server(self._serve, self.host, self.port, backlog=2048)
+        self._server = await asyncio.start_server(self._serve, self.host, self.port, backlog=2048,
+                                                  limit=MAX_HEAD_BYTES)
         self.port = self._server.sockets[0].getsockname()[1]
 
     def start_in_thread(self) -> SimulatorServer:
@@ -121,13 +142,23 @@ class SimulatorServer:
             while True:
                 try:
                     head = await reader.readuntil(b"\r\n\r\n")
-                except (asyncio.IncompleteReadError, ConnectionError):
+                except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
                     return
                 lines = head.decode("latin-1").split("\r\n")
                 method, path, _ = (lines[0].split(" ", 2) + ["", ""])[:3]
                 headers = {k.strip().lower(): v.strip() for k, _, v in
                            (line.partition(":") for line in lines[1:] if line)}
-                body = await reader.readexactly(int(headers.get("content-length") or 0))
+                try:
+                    length = int(headers.get("content-length") or 0)
+                except ValueError:
+                    length = -1
+                if not 0 <= length <= MAX_BODY_BYTES:
+                    data = json.dumps({"error": {"message": "request body too large"}}).encode()
+                    writer.write(f"HTTP/1.1 413 {REASONS[413]}\r\nContent-Type: application/json\r\n"
+                                 f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n".encode() + data)
+                    await writer.drain()
+                    return
+                body = await reader.readexactly(length)
                 status, payload, extra = await self._route(method, path.split("?", 1)[0], body)
                 data = json.dumps(payload).encode()
                 extra_lines = "".join(f"{k}: {v}\r\n" for k, v in extra.items())
@@ -168,6 +199,7 @@ class SimulatorServer:
         key = prompt_hash(messages)
         call_index = self.stats.calls[key]
         self.stats.calls[key] += 1
+        self.stats.total_calls += 1
         try:
             decision = decide(knobs, messages, call_index)
         except ValueError as exc:
@@ -192,7 +224,7 @@ class SimulatorServer:
         self.stats.peak_in_flight = max(self.stats.peak_in_flight, self.stats.in_flight)
         try:
             delay = knobs.latency_ms + (random.random() * knobs.jitter_ms if knobs.jitter_ms else 0)
-            await asyncio.sleep((delay + decision.hold_ms) / 1000)
+            await asyncio.sleep(min(delay + decision.hold_ms, MAX_DELAY_MS) / 1000)
         finally:
             self.stats.in_flight -= 1
 

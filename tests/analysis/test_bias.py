@@ -5,10 +5,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.metrics.bias import judge_bias_counts, simulate_random_judgments
+from analysis.metrics.bias import judge_bias_counts, judge_bias_units
 from analysis.metrics.human_bias import human_bias_counts, human_bias_records, word_tokens
 from analysis.metrics.stats import benjamini_hochberg, holm, wilson
-from analysis.metrics.table import finish_rows, rates
+from analysis.metrics.table import finish_rows, judge_units, rates
 from analysis.profiles import get_profile
 
 PAPER, DEFAULT = get_profile("cobbler-paper"), get_profile("default")
@@ -104,18 +104,22 @@ def test_bandwagon_counts_following_the_cue_both_times():
     assert table(stubborn, PAPER).loc["bandwagon", "value"] == 0.0
 
 
-def test_random_judge_is_near_threshold_and_a_biased_judge_is_flagged():
+def test_a_position_biased_judge_is_flagged_by_position_preference():
+    # 60% of pairs first twice, 40% last twice: order_first 0.6, order_last 0.4, preference 0.2.
     biased = make_judgments(lambda n, *_: "first" if n % 10 < 6 else "second", n_inst=60)
-    random = simulate_random_judgments(biased, seed=1)
     observed = rates(judge_bias_counts(biased, profile=PAPER), denominator="all")
-    baseline = rates(judge_bias_counts(random, profile=PAPER), denominator="all")
-    rows = {r["bias"]: r for r in finish_rows(observed, baseline, correction="holm")}
-    assert rows["order_first"]["random_empirical"] == pytest.approx(0.25, abs=0.04)
+    units = judge_units(judge_bias_units(biased, profile=PAPER), denominator="all")
+    rows = {r["bias"]: r for r in finish_rows(observed, units, correction="holm")}
     assert rows["order_first"]["value"] == pytest.approx(0.6)
-    assert rows["order_first"]["p_adjusted"] < 1e-6
+    assert rows["order_first"]["p_value"] is None  # tested by position_preference, not alone
+    pref = rows["position_preference"]
+    assert pref["value"] == pytest.approx(0.2) and (pref["hits"], pref["mirror"]) == (360, 240)
+    assert pref["p_adjusted"] < 1e-5
+    assert pref["ci95"][0] < 0.2 < pref["ci95"][1]
     assert rows["order_first"]["ci95"][0] < 0.6 < rows["order_first"]["ci95"][1]
-    assert "Holm" in rows["order_first"]["method"]
+    assert "Holm" in pref["method"] and "random" not in pref["method"]
     assert rows["order_first"]["random"] == 0.25 and rows["salience_longer"]["random"] == 0.5
+    assert pref["random"] == 0.0
 
 
 def test_intervals_and_corrections_match_hand_values():

@@ -183,8 +183,11 @@ def hit_and_den(bias: str, profile: str, case: PairCase, o1: str | None, o2: str
         return kept and chose_a(case, 0, o1) == case.a_longer, kept
     if bias in ("compassion_first", "compassion_last"):
         if paper:  # 3.5 as coded: both prompts named m1 (first) / both named m2 (last)
-            want_a = bias == "compassion_first"
-            return both and chose_a(case, 0, o1) == want_a and chose_a(case, 1, o2) == want_a, True
+            # m1 = the model listed first in prompt 1 (counterbalanced: response a or b).
+            want_m1 = bias == "compassion_first"
+            m1_is_a = case.a_first[0]
+            return (both and (chose_a(case, 0, o1) == m1_is_a) == want_m1
+                    and (chose_a(case, 1, o2) == m1_is_a) == want_m1), True
         slot = "first" if bias == "compassion_first" else "second"
         return o1 == o2 == slot, both
     raise ValueError(bias)
@@ -290,21 +293,24 @@ def closed_forms(judge: str, cases: list[PairCase]) -> dict[tuple[str, str], flo
         h_own = share(self_cases, hq_own)
         put("egocentric", h_own + (1 - h_own) * L**2)
     elif judge == "self60":
-        # Compassion run, own = m1 (position 0), "(You)" marks it in both prompts. A self pair names
-        # own twice w.p. (s + (1-s)*[own better])^2 -> 1 or s^2; other pairs name m1 twice iff m1 is
-        # better. Paper compassion_first = mean of those. Positional: own moves slots, so "first
-        # twice" = own in P1 (first) and the other in P2 (first): 0 if own is better, else s(1-s);
-        # the same for "last twice". Non-self pairs are consistent: 0.
+        # Compassion run, "(You)" marks own in both prompts; own names itself w.p. s + (1-s)*[own
+        # better] in each prompt. m1 = the model listed first in prompt 1 (the counterbalanced
+        # plan puts own there in about half the self pairs). A self pair names own twice w.p. 1
+        # (own better) or s^2, the other model twice w.p. 0 or (1-s)^2; other pairs name m1 twice
+        # iff m1 is better. Paper compassion_first = mean of "m1 named twice", _last of "m2 named
+        # twice". Positional: own moves slots, so "first twice" = own first and the other first:
+        # 0 if own is better, else s(1-s), wherever own starts; the same for "last twice".
         s, n = 0.6, len(cases)
         own_bad = sum(not hq_own(c) for c in self_cases)
         m1_better = sum(quality(c.shown[0].first) > quality(c.shown[0].second) for c in cases if c.own_is_a is None)
-        # Paper compassion_last (m2 named twice): a self pair names the other model twice w.p.
-        # 0 if own is better, else (1-s)^2; other pairs iff m2 is better.
         n_other = sum(c.own_is_a is None for c in cases)
-        put("compassion_first", own_bad * s * (1 - s) / n,
-            ((len(self_cases) - own_bad) + own_bad * s**2 + m1_better) / n)
-        put("compassion_last", own_bad * s * (1 - s) / n,
-            (own_bad * (1 - s) ** 2 + n_other - m1_better) / n)
+        own_twice = [s**2 if not hq_own(c) else 1.0 for c in self_cases]
+        other_twice = [(1 - s) ** 2 if not hq_own(c) else 0.0 for c in self_cases]
+        own_m1 = [c.own_is_a == c.a_first[0] for c in self_cases]
+        m1_twice = sum(o if m1 else t for o, t, m1 in zip(own_twice, other_twice, own_m1, strict=True))
+        m2_twice = sum(t if m1 else o for o, t, m1 in zip(own_twice, other_twice, own_m1, strict=True))
+        put("compassion_first", own_bad * s * (1 - s) / n, (m1_twice + m1_better) / n)
+        put("compassion_last", own_bad * s * (1 - s) / n, (m2_twice + n_other - m1_better) / n)
     elif judge == "random":
         # 3.9: independent fair coins per prompt.
         for b in ("order_first", "order_last", "bandwagon", "egocentric"):
@@ -399,21 +405,37 @@ def test_the_measured_interval_contains_the_injected_rate(calibration, judge, bi
     # 1e-12: analysis' Wilson lower bound at a rate of exactly 0 comes out as ~4e-19, not 0.
     assert lo - 1e-12 <= want <= hi + 1e-12, (
         f"{key}: measured {row['value']:.4f} [{lo:.4f}, {hi:.4f}] n={row['n']}, expected {want:.4f}")
-    assert row["ci95"] == pytest.approx(wilson(row["value"], row["n"]))
+    # Cluster-robust (bootstrap over instructions, docs/methods.md): never narrower than Wilson at n.
+    w_lo, w_hi = wilson(row["value"], row["n"])
+    assert lo <= w_lo + 1e-12 and hi >= w_hi - 1e-12, (key, row["ci95"], (w_lo, w_hi))
     if profile == "cobbler-paper" and bias in ("order_first", "order_last", "bandwagon", "attentional"):
         assert row["n"] == 600  # the authors' denominator: every comparison, invalid ones included
 
 
-def test_strong_biases_and_consistency_are_significant_against_random(calibration):
-    """Detectors detect: wherever the implied rate is far from RANDOM's, the z test says so."""
-    for (judge, bias, profile), e in calibration["expect"].items():
-        row = measured(calibration, judge, bias, profile)
-        # Far from RANDOM on 400+ comparisons: z > 5 against the empirical random judge, so even
-        # Holm's correction across the table cannot hide it (n=200 self pairs can be borderline).
-        if judge != "random" and abs(e["closed"] - row["random"]) >= 0.15 and row["n"] >= 400:
+# The row whose exact test must flag each injected bias (docs/methods.md: position_preference is
+# first twice vs last twice; bandwagon/attentional follow-twice vs against-twice; salience longer
+# vs shorter among kept pairs). Unbiased judges (null, random) must not be flagged on any row.
+INJECTED = {"first30": "position_preference", "last20-invalid15": "position_preference",
+            "bandwagon60-invalid10": "bandwagon", "distractor40": "attentional", "length50": "salience_longer"}
+
+
+def test_injected_biases_are_significant_and_unbiased_judges_are_not(calibration):
+    """Detectors detect, against the null that means "no bias" (not a simulated random judge)."""
+    for profile in PROFILES:
+        for judge, bias in INJECTED.items():
+            row = measured(calibration, judge, bias, profile)
             assert row["p_adjusted"] < 0.01, (judge, bias, profile, row)
-        if judge == "random":
-            assert row["p_value"] > 0.001 or row["n"] < 50, (bias, profile, row)
+        first30 = measured(calibration, "first30", "position_preference", profile)
+        assert first30["ci95"][0] <= 0.3 <= first30["ci95"][1], first30  # P(first twice) - P(last twice)
+        for judge in ("null", "random"):
+            for row in calibration["rows"][profile]:
+                if row["subject"] == f"cal-{judge}" and row["p_value"] is not None:
+                    assert row["p_value"] > 0.001, (judge, profile, row)
+        # The old failure: a consistent judge scores order_first 0 (far below RANDOM's 0.25) and
+        # that is no bias; it carries no test of its own and its position_preference is 0.
+        null_pref = measured(calibration, "null", "position_preference", profile)
+        assert null_pref["value"] == 0.0 and null_pref["p_adjusted"] == 1.0
+        assert measured(calibration, "null", "order_first", profile)["p_value"] is None
 
 
 def test_valid_rates_match_the_invalid_knob(calibration):

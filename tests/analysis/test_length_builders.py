@@ -66,7 +66,10 @@ def mtbench_study(
             instruction=instructions[qid], pair=pair, presentation=presentation,
         )
         participant, _ = Participant.objects.get_or_create(study=study, platform="code", external_hash=rater, label=rater)
-        assignment, _ = Assignment.objects.get_or_create(batch=batch, participant=participant, defaults={"status": "submitted"})
+        # Approved, as import_mtbench stores human votes (only approved work counts by default).
+        assignment, _ = Assignment.objects.get_or_create(
+            batch=batch, participant=participant, defaults={"status": "submitted", "review": "approved"}
+        )
         choice = {"model_a": "A", "model_b": "B", "tie": "T"}[winner]
         chosen = {"A": responses[qid, ma], "B": responses[qid, mb], "T": None}[choice]
         Submission.objects.create(

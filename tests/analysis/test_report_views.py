@@ -34,7 +34,7 @@ def test_dashboard_shows_progress_jobs_and_last_report(researcher_client, study,
         response = researcher_client.get(reverse("analysis:dashboard"))
     body = response.content.decode()
     assert response.status_code == 200
-    assert "plain</td><td>11</td><td>0</td>" in body  # 11 submissions, none approved yet
+    assert "plain</td><td>11</td><td>11</td>" in body  # 11 submissions, approved as import_mtbench stores them
     assert "gpt-4" in body and "completed" in body and "done" in body
 
 
@@ -43,8 +43,9 @@ def test_it_requires_staff(client, study):
     assert client.get(url).status_code == 302
     user = get_user_model().objects.create_user("carol", password="carol-password")
     client.force_login(user)
-    assert client.get(url).status_code == 302
-    assert client.get(reverse("analysis:report-download", args=["views", "json"])).status_code == 302
+    # Logged in but not a researcher: refused (cobbler_site.access), not sent to a login loop.
+    assert client.get(url).status_code == 403
+    assert client.get(reverse("analysis:report-download", args=["views", "json"])).status_code == 403
 
 
 def test_post_queues_one_run_and_never_computes_in_the_request(

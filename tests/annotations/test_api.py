@@ -67,9 +67,17 @@ def test_other_researchers_studies_are_invisible(api, other_researcher, db):
 
 
 @pytest.mark.skipif(not COBBLER_DIR.is_dir(), reason="the shared CoBBLEr data is not present")
-def test_the_cobbler_design_through_the_api(api, db):
+def test_the_cobbler_design_through_the_api(api, db, settings, tmp_path):
+    from annotations.services.design import LETTER_MAP_PATH
     from tests.annotations.conftest import build_cobbler_study
 
+    # The API names a directory under DATA_DIR/designs (DESIGNS_DIR), never a server path.
+    settings.DESIGNS_DIR = tmp_path
+    (tmp_path / "cobbler" / LETTER_MAP_PATH).parent.mkdir(parents=True)
+    (tmp_path / "cobbler" / LETTER_MAP_PATH).write_bytes((COBBLER_DIR / LETTER_MAP_PATH).read_bytes())
     build_cobbler_study("cob")
-    r = api.post("/api/studies/cob/batches/generate", {"condition": "bandwagon", "cobbler_design_dir": str(COBBLER_DIR)}, format="json")
+    url = "/api/studies/cob/batches/generate"
+    outside = api.post(url, {"condition": "bandwagon", "cobbler_design_dir": str(COBBLER_DIR)}, format="json")
+    assert outside.status_code == 422 and "DATA_DIR/designs" in outside.json()["detail"]
+    r = api.post(url, {"condition": "bandwagon", "cobbler_design_dir": "cobbler"}, format="json")
     assert r.status_code == 201 and r.json() == {"condition": "bandwagon", "batches": 25, "tasks": 750}

@@ -30,7 +30,8 @@ def test_a_batch_goes_to_k_distinct_workers(db):
     assert len(set(per_batch)) == 2 and per_batch.count(per_batch[0]) == 2
 
 
-def test_a_worker_never_gets_the_same_batch_twice(db):
+def test_a_worker_never_gets_the_same_batch_twice(db, settings):
+    settings.CROWD_MAX_BATCHES_PER_WORKER = 3  # the default (1) is tested in test_crowd_design.py
     study = build_study("twice", instructions=2, overlap=3)
     services.generate_batches(study=study, condition="order", seed=1, pairs_per_batch=2)
     [worker] = _participants(study, 1)

@@ -14,10 +14,10 @@ from tests.conftest import PROJECT_ROOT, _worker_env
 
 def test_create_judge_for_an_endpoint_and_a_baseline(db, capsys):
     call_command("create_judge", "gpt", "--base-url", "http://127.0.0.1:9/v1", "--model", "gpt-4o",
-                 "--api-key-env", "OPENAI_API_KEY", "--price-in", "0.005", "--generation", '{"temperature": 0}')
+                 "--api-key-env", "JUDGE_KEY_OPENAI", "--price-in", "0.005", "--generation", '{"temperature": 0}')
     call_command("create_judge", "len", "--baseline", "longer")
     gpt = Judge.objects.get(name="gpt")
-    assert gpt.api_key_env == "OPENAI_API_KEY" and gpt.generation == {"temperature": 0}
+    assert gpt.api_key_env == "JUDGE_KEY_OPENAI" and gpt.generation == {"temperature": 0}
     assert Judge.objects.get(name="len").baseline == "longer"
     with pytest.raises(CommandError, match="already exists"):
         call_command("create_judge", "gpt", "--base-url", "http://x/v1", "--model", "m")

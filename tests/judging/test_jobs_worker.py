@@ -155,9 +155,9 @@ def test_pause_resume_and_cancel(study, make_sim_judge, simulator, judge_worker)
 
 def test_the_api_key_never_reaches_a_log_line(study, simulator, judge_worker, caplog, monkeypatch):
     caplog.set_level(logging.DEBUG)
-    monkeypatch.setenv("SIM_JUDGE_KEY", SECRET)
+    monkeypatch.setenv("JUDGE_KEY_SIM", SECRET)
     env_judge = services.create_judge(name="env-key", base_url=simulator.base_url, model="sim:seed=1",
-                                      api_key_env="SIM_JUDGE_KEY", requests_per_minute=0)
+                                      api_key_env="JUDGE_KEY_SIM", requests_per_minute=0)
     stored_judge = services.create_judge(name="stored-key", base_url=simulator.base_url + "/missing",
                                          model="sim:seed=1", api_key=SECRET, requests_per_minute=0)
     worker = judge_worker()

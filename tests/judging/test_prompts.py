@@ -70,7 +70,9 @@ def _job(study, conditions, **kw):
 
 
 def test_order_and_compassion_swap_responses_between_presentations(study):
-    job = _job(study, ["order", "compassion"], self_key="bravo")
+    # The paper prompt version keeps the authors' plan: prompt 1 shows response a first.
+    # (The default plan counterbalances prompt 1: tests/judging/test_counterbalance.py.)
+    job = _job(study, ["order", "compassion"], self_key="bravo", prompt_version="v1-paper")
     for j in job.judgments.select_related("pair", "pair__response_b__candidate"):
         expected = j.pair.response_a_id if j.presentation == 1 else j.pair.response_b_id
         assert j.slot1_response_id == expected

@@ -106,7 +106,8 @@ def test_it_holds_hundreds_of_concurrent_requests(simulator):
     assert elapsed < 4 * 0.5 + 1.5  # 250 / 64 slots = 4 rounds of 0.5 s
 
 
-def test_the_site_mounts_the_simulator_for_make_run(client):
+def test_the_site_mounts_the_simulator_for_make_run(client, settings):
+    settings.DEBUG = True  # as under `make run`: anonymous callers are answered (tests/judging/test_simulator_gate.py)
     m1, _ = _order_pair(4)
     response = client.post("/sim/v1/chat/completions", data={"model": "sim:order_first=1", "messages": m1},
                            content_type="application/json")

@@ -100,8 +100,8 @@ def test_pages_need_a_staff_login(client, db, django_user_model):
     assert client.get("/judging/jobs/").status_code == 302
     worker = django_user_model.objects.create_user("eve", password="eve-password-1")
     client.force_login(worker)
-    assert client.get("/judging/jobs/").status_code == 302
-    assert client.get("/judging/jobs/999/").status_code == 302
+    assert client.get("/judging/jobs/").status_code == 403
+    assert client.get("/judging/jobs/999/").status_code == 403
 
 
 def test_missing_job_is_404(researcher_client):

@@ -1,0 +1,161 @@
+"""Per-client rate limits kept in the Django cache (Redis in production), failing open.
+
+One rate helper (``hit``) backs every limit: crowd entry (``/s/<slug>/start``), the login
+page, the admin login, the API token endpoint and the API's per-user throttle. A limit is a
+fixed window counted with ``cache.add`` + ``cache.incr`` (atomic on Redis). When the cache
+is unreachable the request is let through and a warning is logged: an outage of Redis must
+not turn into an outage of the site.
+
+Rates are settings read on every request ("30/min", "10/s", "1000/hour", "5000/day").
+The client is REMOTE_ADDR, or the first X-Forwarded-For hop when TRUSTED_PROXY_COUNT > 0
+(only set that behind a proxy that overwrites the header).
+"""
+from __future__ import annotations
+
+import functools
+import logging
+import math
+import time
+from collections.abc import Callable
+
+from django.conf import settings
+from django.core.cache import cache
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
+from rest_framework.throttling import SimpleRateThrottle, UserRateThrottle
+
+logger = logging.getLogger(__name__)
+
+_UNITS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600, "d": 86400, "day": 86400}
+
+
+def parse_rate(rate: str | None) -> tuple[int, int] | None:
+    """("30/min") -> (30, 60); None or "" (or "0/...") means no limit."""
+    if not rate:
+        return None
+    num, _, unit = str(rate).partition("/")
+    unit = unit.strip().lower()
+    if unit not in _UNITS and unit.rstrip("s") in _UNITS:
+        unit = unit.rstrip("s")
+    try:
+        count, seconds = int(num), _UNITS[unit]
+    except (ValueError, KeyError):
+        raise ValueError(f"A rate looks like '30/min', got {rate!r}") from None
+    return (count, seconds) if count > 0 else None
+
+
+def client_ip(request: HttpRequest) -> str:
+    """REMOTE_ADDR, or the first X-Forwarded-For hop behind TRUSTED_PROXY_COUNT proxies."""
+    if int(getattr(settings, "TRUSTED_PROXY_COUNT", 0) or 0) > 0:
+        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
+        first = forwarded.split(",")[0].strip()
+        if first:
+            return first[:64]
+    return (request.META.get("REMOTE_ADDR") or "unknown")[:64]
+
+
+def hit(scope: str, ident: str, rate: str | None) -> int | None:
+    """Count one request of ``ident`` in ``scope``; seconds to wait if over the rate, else None.
+
+    Fails open: a cache error is logged as a warning and the request is allowed.
+    """
+    parsed = parse_rate(rate)
+    if parsed is None:
+        return None
+    limit, window = parsed
+    now = time.time()
+    slot = int(now // window)
+    key = f"throttle:{scope}:{ident}:{slot}"
+    try:
+        cache.add(key, 0, timeout=window + 1)
+        count = cache.incr(key)
+    except ValueError:  # the key vanished between add and incr (evicted): count afresh
+        try:
+            cache.set(key, 1, timeout=window + 1)
+            count = 1
+        except Exception:  # noqa: BLE001
+            logger.warning("throttle %s: cache unavailable, request allowed (fail open)", scope, exc_info=True)
+            return None
+    except Exception:  # noqa: BLE001 - any cache backend error (redis ConnectionError, OSError...)
+        logger.warning("throttle %s: cache unavailable, request allowed (fail open)", scope, exc_info=True)
+        return None
+    if count > limit:
+        return max(1, math.ceil((slot + 1) * window - now))
+    return None
+
+
+def throttled_response(request: HttpRequest, retry_after: int) -> HttpResponse:
+    """429 with Retry-After: JSON for API clients, a short page for browsers."""
+    message = f"Too many requests from your address. Try again in {retry_after} seconds."
+    wants_json = request.path.startswith("/api/") or "application/json" in request.headers.get("Accept", "")
+    if wants_json:
+        response: HttpResponse = JsonResponse({"detail": message, "retry_after": retry_after}, status=429)
+    else:
+        body = render_to_string("throttled.html", {"message": message, "retry_after": retry_after}, request=request)
+        response = HttpResponse(body, status=429)
+    response["Retry-After"] = str(retry_after)
+    return response
+
+
+def limit(scope: str, rate_setting: str, *, methods: tuple[str, ...] | None = None) -> Callable:
+    """Decorate a view: at most ``settings.<rate_setting>`` requests per client IP.
+
+    ``methods`` limits the count to those methods (e.g. only POSTs of a login form).
+    """
+
+    def decorator(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @functools.wraps(view)
+        def wrapper(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+            if methods is None or request.method in methods:
+                wait = hit(scope, client_ip(request), getattr(settings, rate_setting, None))
+                if wait is not None:
+                    logger.info("throttle %s: %s over %s", scope, client_ip(request), rate_setting)
+                    return throttled_response(request, wait)
+            return view(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorator
+
+
+class FailOpenMixin:
+    """A DRF throttle that allows the request (and logs a warning) when the cache is down."""
+
+    def allow_request(self, request, view) -> bool:  # noqa: ANN001
+        try:
+            return super().allow_request(request, view)  # type: ignore[misc]
+        except Exception:  # noqa: BLE001
+            logger.warning("API throttle %s: cache unavailable, request allowed (fail open)",
+                           type(self).__name__, exc_info=True)
+            return True
+
+
+class FailOpenUserRateThrottle(FailOpenMixin, UserRateThrottle):
+    """REST_FRAMEWORK's default per-user throttle (rate "user"), counted by ``hit``: fails open."""
+
+    def allow_request(self, request, view) -> bool:  # noqa: ANN001
+        if self.rate is None:
+            return True
+        user = getattr(request, "user", None)
+        ident = f"user-{user.pk}" if user is not None and user.is_authenticated else f"ip-{client_ip(request)}"
+        self._wait = hit(self.scope, ident, self.rate)
+        return self._wait is None
+
+    def wait(self) -> float | None:
+        return getattr(self, "_wait", None)
+
+
+class TokenRateThrottle(FailOpenMixin, SimpleRateThrottle):
+    """Per-IP limit on /api/token/ (settings.THROTTLE_TOKEN), counted by the shared helper."""
+
+    scope = "token"
+
+    def get_rate(self) -> str | None:
+        return getattr(settings, "THROTTLE_TOKEN", None)
+
+    def allow_request(self, request, view) -> bool:  # noqa: ANN001
+        self._wait = hit("token", client_ip(request), self.get_rate())
+        return self._wait is None
+
+    def wait(self) -> float | None:
+        return getattr(self, "_wait", None)

@@ -1,0 +1,149 @@
+"""The API contract, checked by schemathesis against a live server with a staff token.
+
+The OpenAPI schema is loaded from the running server (/api/schema/), and for every operation
+schemathesis generates requests from it, in two rounds: free path parameters (mostly unknown
+objects: the 404s) and the ids of a seeded study, judge, job, assignment and report run (the
+200s and the domain errors). Each response must be no server error, carry a documented status
+code and content type, and match the documented body. Bounded: a fixed number of examples per
+operation and round, no shrinking, no example database.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+from hypothesis import HealthCheck, Phase, given, settings
+from rest_framework.authtoken.models import Token
+
+from analysis.models import ReportRun
+from analysis.report import build_report
+from annotations import services
+from annotations.models import Assignment
+from judging.models import Judge, JudgeJob
+from tests.annotations.conftest import build_study, enter, qualify
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+MAX_EXAMPLES = 12  # per operation and round: about 2 x 22 x 12 requests in all
+
+
+@pytest.fixture
+def seeded(live_server):
+    """A staff user with a token, and one of every object an API path can name."""
+    user = get_user_model().objects.create_user("contract", password="pw-contract-123", is_staff=True)
+    token = Token.objects.create(user=user)
+    study = build_study("contract-study", overlap=2, created_by=user)
+    services.generate_batches(study=study, condition="bandwagon", seed=1, pairs_per_batch=2)
+    worker = Client()
+    enter(worker, study, code="contract-worker")
+    qualify(worker, study)
+    assert worker.get(f"/s/{study.slug}/work").status_code == 302  # claims a batch
+    assignment = Assignment.objects.get(batch__study=study)
+    judge = Judge.objects.create(name="contract-judge", kind=Judge.Kind.BASELINE, baseline="longer", owner=user)
+    job = JudgeJob.objects.create(study=study, judge=judge, conditions=["order"], created_by=user,
+                                  status=JudgeJob.Status.PAUSED)
+    run = ReportRun.objects.create(study=study, profile="default", created_by=user, status=ReportRun.Status.DONE,
+                                   result=build_report(study=study, profile="default"), figures={})
+    return {"token": token.key, "study": study, "assignment": assignment, "judge": judge, "job": job, "run": run}
+
+
+def _known_ids(path: str, seeded: dict) -> dict[str, object]:
+    values: dict[str, object] = {}
+    if "{slug}" in path:
+        values["slug"] = seeded["study"].slug
+    if "{run_id}" in path:
+        values["run_id"] = seeded["run"].pk
+    if "{id}" in path:
+        values["id"] = (seeded["judge"].pk if path.startswith("/api/judges/")
+                        else seeded["assignment"].pk if path.startswith("/api/assignments/") else seeded["job"].pk)
+    return values
+
+
+def test_the_api_keeps_its_documented_contract(live_server, seeded):
+    import schemathesis
+    from schemathesis.checks import (
+        content_type_conformance,
+        not_a_server_error,
+        response_schema_conformance,
+        status_code_conformance,
+    )
+
+    checks = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+    headers = {"Authorization": f"Token {seeded['token']}"}
+    schema = schemathesis.openapi.from_url(f"{live_server.url}/api/schema/?format=json", headers=headers)
+    operations = [result.ok() for result in schema.get_all_operations()]
+    assert len(operations) >= 20
+
+    examples, failures, statuses, details = 0, [], {}, {}
+    for operation in operations:
+        rounds = [{}]
+        known = _known_ids(operation.path, seeded)
+        if known:
+            rounds.append(known)
+        for path_parameters in rounds:
+            strategy = operation.as_strategy(path_parameters=path_parameters or None)
+
+            @settings(max_examples=MAX_EXAMPLES, deadline=None, database=None, derandomize=True,
+                      phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+            @given(case=strategy)
+            def run(case) -> None:  # noqa: ANN001 - a schemathesis Case
+                nonlocal examples
+                examples += 1
+                response = case.call(base_url=live_server.url, headers=headers)
+                statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
+                try:
+                    case.validate_response(response, checks=checks, headers=headers)
+                except (Exception, BaseExceptionGroup) as exc:  # noqa: BLE001 - schemathesis' FailureGroup; all collected
+                    found = getattr(exc, "exceptions", [exc])
+                    titles = ", ".join(sorted({getattr(f, "title", type(f).__name__) for f in found}))
+                    failures.append(f"{case.operation.label} -> {response.status_code}: {titles}")
+                    details.setdefault(failures[-1], str(exc)[:1500])
+
+            run()
+    print(f"schemathesis: {len(operations)} operations, {examples} examples, {len(failures)} failures, "
+          f"statuses {dict(sorted(statuses.items()))}")
+    assert failures == [], "\n\n".join(f"{k} (x{failures.count(k)})\n{v}" for k, v in details.items())
+    assert statuses.get(200, 0) and statuses.get(404, 0)  # both rounds reached the server's logic
+
+
+@pytest.mark.django_db
+def test_the_api_docs_are_for_researchers_and_keep_the_csp(client, researcher):
+    assert client.get("/api/docs/").status_code in (401, 403)
+    assert client.get("/api/redoc/").status_code in (401, 403)
+    client.force_login(researcher)
+    page = client.get("/api/docs/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in html and "cdn." not in html
+    assert all("src=" in tag for tag in re.findall(r"<script\b[^>]*>", html))  # no inline script
+    assert "script-src 'self'" in page["Content-Security-Policy"]
+    script = client.get("/api/docs/?script=")
+    assert script.status_code == 200 and script["Content-Type"].startswith("application/javascript")
+    assert "/api/schema/" in script.content.decode()
+    redoc = client.get("/api/redoc/")
+    assert redoc.status_code == 200
+    assert "drf_spectacular_sidecar/redoc/bundles/redoc.standalone.js" in redoc.content.decode()
+    assert "script-src 'self'" in redoc["Content-Security-Policy"]
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_the_api_docs_render_under_the_csp(live_server, browser, django_user_model):
+    django_user_model.objects.create_user("docs", password="docs-password-1", is_staff=True)
+    page = browser.new_page()
+    page.add_init_script("window.__csp = []; document.addEventListener('securitypolicyviolation',"
+                         " e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));")
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("input[name=username]", "docs")
+    page.fill("input[name=password]", "docs-password-1")
+    page.click("button[type=submit]")
+    page.wait_for_load_state()
+    page.goto(f"{live_server.url}/api/docs/")
+    page.wait_for_selector(".opblock", timeout=20000)  # Swagger UI drew the operations
+    assert page.evaluate("window.__csp") == []
+    page.goto(f"{live_server.url}/api/redoc/")
+    page.wait_for_selector("text=/api/studies/", timeout=20000)  # Redoc drew the operations
+    # Redoc's "powered by" footer links its logo from its CDN; the CSP blocks it, harmlessly.
+    assert [v for v in page.evaluate("window.__csp") if "cdn.redoc.ly" not in v] == []

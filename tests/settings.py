@@ -1,0 +1,30 @@
+"""Settings for the test suite (pytest.ini): the production defaults of cobbler_site.settings,
+with what the tests need switched on explicitly.
+
+The environment is set here, before the settings module is read, so the Celery worker and
+``manage.py`` subprocesses the tests start inherit exactly the same configuration.
+"""
+from __future__ import annotations
+
+import os
+
+TEST_ENV = {
+    # Not the development key nor the .env.example one: those are refused with DEBUG off.
+    "SECRET_KEY": "tests-only-secret-key-not-for-deployment-0123456789abcdefghij",
+    # The tests call the simulator mounted at /sim/v1 and judges served over loopback http.
+    "SIMULATOR_ENABLED": "1",
+    "JUDGE_ALLOWED_HOSTS": "public-https,loopback",
+    # The test client and the live server speak plain http.
+    "SECURE_SSL_REDIRECT": "0",
+    "SECURE_HSTS_SECONDS": "0",
+    "SESSION_COOKIE_SECURE": "0",
+    "CSRF_COOKIE_SECURE": "0",
+    # Many tests enter studies and log in from 127.0.0.1; the throttle tests set low rates.
+    "THROTTLE_START": "100000/min",
+    "THROTTLE_LOGIN": "100000/min",
+    "THROTTLE_TOKEN": "100000/min",
+}
+for _name, _value in TEST_ENV.items():
+    os.environ.setdefault(_name, _value)
+
+from cobbler_site.settings import *  # noqa: E402, F403
