@@ -261,7 +261,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.UserRateThrottle"],
+    # DRF's per-user rate, counted so that a Redis outage allows (and logs) instead of a 500.
+    "DEFAULT_THROTTLE_CLASSES": ["cobbler_site.throttle.FailOpenUserRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"user": env_str("API_THROTTLE_RATE", "6000/min")},
 }
 SPECTACULAR_SETTINGS = {
@@ -343,7 +344,6 @@ THROTTLE_TOKEN = env_str("THROTTLE_TOKEN", "10/min")  # POST /api/token/
 # Behind N reverse proxies that set X-Forwarded-For, the client is its first hop; 0 trusts
 # only REMOTE_ADDR (a client can forge X-Forwarded-For).
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
-REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"] = ["cobbler_site.throttle.FailOpenUserRateThrottle"]
 # A leased batch whose worker never opened a task page expires after this many minutes
 # (the study's lease_minutes applies once a task page has been shown).
 CROWD_UNOPENED_LEASE_MINUTES = env_int("CROWD_UNOPENED_LEASE_MINUTES", 10)

@@ -118,34 +118,29 @@ def limit(scope: str, rate_setting: str, *, methods: tuple[str, ...] | None = No
     return decorator
 
 
-class FailOpenMixin:
-    """A DRF throttle that allows the request (and logs a warning) when the cache is down."""
+class _HitThrottle(SimpleRateThrottle):
+    """A DRF throttle counted by ``hit``, so it fails open (logged) like the page limits."""
+
+    def identity(self, request) -> str:  # noqa: ANN001
+        raise NotImplementedError
 
     def allow_request(self, request, view) -> bool:  # noqa: ANN001
-        try:
-            return super().allow_request(request, view)  # type: ignore[misc]
-        except Exception:  # noqa: BLE001
-            logger.warning("API throttle %s: cache unavailable, request allowed (fail open)",
-                           type(self).__name__, exc_info=True)
-            return True
-
-
-class FailOpenUserRateThrottle(FailOpenMixin, UserRateThrottle):
-    """REST_FRAMEWORK's default per-user throttle (rate "user"), counted by ``hit``: fails open."""
-
-    def allow_request(self, request, view) -> bool:  # noqa: ANN001
-        if self.rate is None:
-            return True
-        user = getattr(request, "user", None)
-        ident = f"user-{user.pk}" if user is not None and user.is_authenticated else f"ip-{client_ip(request)}"
-        self._wait = hit(self.scope, ident, self.rate)
+        self._wait = hit(self.scope, self.identity(request), self.rate)
         return self._wait is None
 
     def wait(self) -> float | None:
         return getattr(self, "_wait", None)
 
 
-class TokenRateThrottle(FailOpenMixin, SimpleRateThrottle):
+class FailOpenUserRateThrottle(_HitThrottle, UserRateThrottle):
+    """REST_FRAMEWORK's default per-user throttle (rate "user"), counted by ``hit``: fails open."""
+
+    def identity(self, request) -> str:  # noqa: ANN001
+        user = getattr(request, "user", None)
+        return f"user-{user.pk}" if user is not None and user.is_authenticated else f"ip-{client_ip(request)}"
+
+
+class TokenRateThrottle(_HitThrottle):
     """Per-IP limit on /api/token/ (settings.THROTTLE_TOKEN), counted by the shared helper."""
 
     scope = "token"
@@ -153,9 +148,5 @@ class TokenRateThrottle(FailOpenMixin, SimpleRateThrottle):
     def get_rate(self) -> str | None:
         return getattr(settings, "THROTTLE_TOKEN", None)
 
-    def allow_request(self, request, view) -> bool:  # noqa: ANN001
-        self._wait = hit("token", client_ip(request), self.get_rate())
-        return self._wait is None
-
-    def wait(self) -> float | None:
-        return getattr(self, "_wait", None)
+    def identity(self, request) -> str:  # noqa: ANN001
+        return client_ip(request)
