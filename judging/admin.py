@@ -3,7 +3,8 @@ from __future__ import annotations
 from django.contrib import admin
 from django.db import models
 
-from judging.models import AggregateJudgment, CachedCompletion, Judge, JudgeJob, Judgment
+from judging.models import (AggregateJudgment, BatchRun, CachedCompletion, Generation, GenerationJob, Judge,
+                            JudgeJob, Judgment)
 
 
 @admin.register(Judge)
@@ -37,3 +38,25 @@ class AggregateJudgmentAdmin(admin.ModelAdmin):
 @admin.register(CachedCompletion)
 class CachedCompletionAdmin(admin.ModelAdmin):
     list_display = ("key", "tokens_in", "tokens_out", "created_at")
+
+
+@admin.register(GenerationJob)
+class GenerationJobAdmin(admin.ModelAdmin):
+    list_display = ("pk", "study", "judge", "candidate_key", "status", "done", "failed", "cost_usd")
+    list_filter = ("status", "judge")
+    raw_id_fields = ("candidate",)
+
+
+@admin.register(Generation)
+class GenerationAdmin(admin.ModelAdmin):
+    list_display = ("job", "instruction", "status", "tokens_out")
+    list_filter = ("status",)
+    raw_id_fields = ("job", "instruction", "response", "batch")
+
+
+@admin.register(BatchRun)
+class BatchRunAdmin(admin.ModelAdmin):
+    list_display = ("pk", "judge_job", "generation_job", "state", "provider_status", "request_count",
+                    "completed_count", "failed_count")
+    list_filter = ("state",)
+    raw_id_fields = ("judge_job", "generation_job")

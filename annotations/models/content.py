@@ -133,6 +133,9 @@ class Response(models.Model):
     text = models.TextField(blank=True)
     # The whole conversation, for length scope "conversation" (MT-Bench); null otherwise.
     conversation = models.JSONField(null=True, blank=True)
+    # Where the text came from when a platform job generated it: model, endpoint, settings,
+    # prompt version and the messages sent (judging.GenerationJob); empty for imported text.
+    provenance = models.JSONField(default=dict, blank=True)
 
     class Meta:
         constraints = [

@@ -1,8 +1,12 @@
-"""Machine judges, their jobs and every single judgment they produced."""
+"""Registered models, their judge and generation jobs, and every single call they made."""
 from __future__ import annotations
 
+from judging.models.batch import BatchRun
 from judging.models.cache import CachedCompletion
+from judging.models.generation import Generation, GenerationJob
 from judging.models.jobs import AggregateJudgment, JudgeJob, Judgment
 from judging.models.judges import Judge
+from judging.models.work import LLMJob, WorkRow
 
-__all__ = ("AggregateJudgment", "CachedCompletion", "Judge", "JudgeJob", "Judgment")
+__all__ = ("AggregateJudgment", "BatchRun", "CachedCompletion", "Generation", "GenerationJob", "Judge",
+           "JudgeJob", "Judgment", "LLMJob", "WorkRow")

@@ -59,7 +59,11 @@ class JudgeQuerySet(models.QuerySet):
 
 
 class Judge(models.Model):
-    """An evaluator: an OpenAI-compatible endpoint, a built-in baseline, or imported results."""
+    """A registered model: the one record per OpenAI-compatible model (or built-in baseline,
+    or imported evaluator). It can judge pairs, write candidate answers, or both; when one
+    model does both in a study, its judge jobs measure self-preference (egocentric bias)
+    against its own answers. ("Judge" is the historical name of this registry.)
+    """
 
     class Kind(models.TextChoices):
         OPENAI = "openai", "OpenAI-compatible endpoint"
@@ -108,6 +112,16 @@ class Judge(models.Model):
         HTTP = "http", "Lean HTTP (no SDK)"
 
     transport = models.CharField(max_length=8, choices=Transport, default=Transport.OPENAI)
+    # Roles in the registry: a judge, a candidate answer generator, or both.
+    use_as_judge = models.BooleanField(default=True, help_text="May be used to judge pairs.")
+    use_as_generator = models.BooleanField(
+        default=True, help_text="May write candidate answers for a study's instructions.")
+    # Provider limits shared by every worker process (0 = no limit): requests and tokens
+    # per minute, enforced by a token bucket in Redis (the database in embedded mode).
+    tokens_per_minute = models.PositiveIntegerField(default=0)
+    # Batch API prices; blank = half the synchronous price (OpenAI's Batch discount).
+    batch_price_in_per_1k = models.DecimalField(max_digits=10, decimal_places=6, null=True, blank=True)
+    batch_price_out_per_1k = models.DecimalField(max_digits=10, decimal_places=6, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = JudgeQuerySet.as_manager()
@@ -181,7 +195,12 @@ class Judge(models.Model):
         }
         return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()
 
-    def price(self, tokens_in: int, tokens_out: int) -> Decimal:
-        return (
-            self.price_in_per_1k * tokens_in + self.price_out_per_1k * tokens_out
-        ) / Decimal(1000)
+    def price(self, tokens_in: int, tokens_out: int, *, batch: bool = False) -> Decimal:
+        """USD for one call; ``batch`` prices it as a Batch API request."""
+        price_in, price_out = self.price_in_per_1k, self.price_out_per_1k
+        if batch:
+            half = Decimal("0.5")
+            price_in = self.batch_price_in_per_1k if self.batch_price_in_per_1k is not None else price_in * half
+            price_out = (self.batch_price_out_per_1k if self.batch_price_out_per_1k is not None
+                         else price_out * half)
+        return (price_in * tokens_in + price_out * tokens_out) / Decimal(1000)
