@@ -11,8 +11,8 @@ from contextvars import ContextVar
 
 import numpy as np
 import pandas as pd
-from django.db.models import F, Q, QuerySet
-from django.db.models.functions import Length
+from django.db.models import F, Q, QuerySet, Value
+from django.db.models.functions import Coalesce, Length, NullIf
 
 from analysis.profiles import DEFAULT, Profile
 from annotations.models import Assignment, Candidate, Instruction, Response, Study, Submission
@@ -106,7 +106,9 @@ def judgments_frame(study: Study, jobs: Iterable[int] | None = None) -> pd.DataF
     """
     qs = counted_judgments(study, jobs).values(
         "condition", "presentation", "choice", "valid", "cue",
-        judge=F("job__judge__name"), self_key=F("job__judge__self_candidate_key"), job_id_=F("job_id"),
+        judge=F("job__judge__name"), job_id_=F("job_id"),
+        # The job's own key (resolved at start, e.g. from a generation job); older jobs: the judge's.
+        self_key=Coalesce(NullIf(F("job__self_candidate_key"), Value("")), F("job__judge__self_candidate_key")),
         instruction=F("pair__instruction__index"), pair_id_=F("pair_id"),
         resp_a=F("pair__response_a_id"), slot1=F("slot1_response_id"), chosen=F("chosen_response_id"),
         cand_a=F("pair__response_a__candidate__key"), cand_b=F("pair__response_b__candidate__key"),

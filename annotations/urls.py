@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from annotations.views import researcher, worker
+from annotations.views import researcher, study_import, worker
 
 app_name = "annotations"
 urlpatterns = [
@@ -20,4 +20,7 @@ urlpatterns = [
     path("crowd/studies/<slug:slug>/generate", researcher.generate, name="generate"),
     path("crowd/studies/<slug:slug>/review/<int:assignment_id>", researcher.review, name="review"),
     path("crowd/studies/<slug:slug>/export.<str:fmt>", researcher.export, name="export"),
+    # Upload a study in the generic format: preview (nothing written), then confirm.
+    path("crowd/import/", study_import.study_import, name="study_import"),
+    path("crowd/import/confirm", study_import.study_import_confirm, name="study_import_confirm"),
 ]

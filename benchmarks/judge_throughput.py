@@ -51,6 +51,16 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_listening(port: int, timeout: float = 30.0) -> None:
+    """A loaded machine may take more than the usual few seconds to start the simulator."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.3)
+
+
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     utime, stime = int(fields[11]), int(fields[12])  # fields 14 and 15 of proc(5)
@@ -107,6 +117,7 @@ def run_jobs(*, n: int, latency_ms: int, concurrency: int, workers: int, transpo
                   "--without-gossip", "--without-mingle", "--without-heartbeat"]
     procs = _start_procs([worker_cmd] * workers, env, log)
     time.sleep(4)  # let the workers import Django and connect before the clock starts
+    wait_listening(port)
     study = _build_study(n)
     judge = Judge.objects.create(
         name=f"bench-{uuid.uuid4().hex[:8]}", kind="openai", base_url=f"http://127.0.0.1:{port}/v1",
@@ -152,6 +163,7 @@ def run_baseline(*, n: int, latency_ms: int) -> dict:
                        {**os.environ}, ROOT / "test-artifacts" / "bench-judge-throughput.log")
     base_url = f"http://127.0.0.1:{port}/v1"
     time.sleep(3)
+    wait_listening(port)
     study = _build_study(max(n, 210))
     judge = Judge.objects.create(name=f"bench-loop-{uuid.uuid4().hex[:6]}", kind="openai",
                                  base_url=base_url, model=f"sim:latency_ms={latency_ms}")

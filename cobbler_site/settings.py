@@ -270,6 +270,13 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Studies, crowd submissions, judge jobs and agreement reports.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Judge and generation jobs share one status and one mode vocabulary (judging.models.work),
+    # and their rows another status: one named enum each instead of hash-suffixed names.
+    "ENUM_NAME_OVERRIDES": {
+        "JobStatusEnum": "judging.models.work.LLMJob.Status",
+        "JobModeEnum": "judging.models.work.LLMJob.Mode",
+        "CallStatusEnum": "judging.models.work.WorkRow.Status",
+    },
     # Every status code DRF itself can answer (401, 403, 429, 400, 404), added to each operation.
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
@@ -305,6 +312,8 @@ CELERY_BEAT_SCHEDULE = {
     "expire-stale-leases": {"task": "annotations.tasks.expire_stale_leases", "schedule": 60.0},
     # Re-enqueues judge work lost with a killed worker (see judging.services.requeue_stale_work).
     "sweep-stale-judge-work": {"task": "judging.tasks.sweep_stale_judge_work", "schedule": 60.0},
+    # Polls submitted batches whose poller was lost with a worker (judging.batch.tasks).
+    "sweep-batches": {"task": "judging.tasks.sweep_batches", "schedule": 60.0},
 }
 
 # Judge jobs (judging/). The simulator mounted in this site serves the demo judge.
@@ -329,6 +338,16 @@ JUDGING_STALE_SECONDS = env_int("JUDGING_STALE_SECONDS", 180)  # sweeper: silent
 JUDGING_MAX_ATTEMPTS = env_int("JUDGING_MAX_ATTEMPTS", 6)  # per call, transient errors only
 JUDGING_BACKOFF_BASE = float(env_int("JUDGING_BACKOFF_BASE_MS", 1000)) / 1000
 JUDGING_BACKOFF_CAP = float(env_int("JUDGING_BACKOFF_CAP_MS", 60000)) / 1000
+# Chunks of one model running at once per worker process, so one model never takes every
+# worker slot; a chunk beyond that is offered again after this many seconds (jittered x1-2).
+JUDGING_CHUNKS_PER_MODEL = max(1, env_int("JUDGING_CHUNKS_PER_MODEL", 2))
+JUDGING_BUSY_COUNTDOWN = float(env_str("JUDGING_BUSY_COUNTDOWN", "2.0"))
+# Batch mode (judging/batch, docs/batch-mode.md): seconds between polls of a submitted batch,
+# and the most requests / bytes one uploaded batch file carries (OpenAI allows 50k / 200 MB;
+# the simulator reads at most 4 MB a request body). Larger jobs become several batches.
+BATCH_POLL_SECONDS = float(env_str("BATCH_POLL_SECONDS", "30"))
+BATCH_MAX_REQUESTS = env_int("BATCH_MAX_REQUESTS", 50_000)
+BATCH_MAX_BYTES = env_int("BATCH_MAX_BYTES", 3_500_000)
 
 # Importers (annotations/importers): the longest JSONL line read, in bytes; a longer line is a
 # one-line error after reading at most this much, so memory stays bounded.
@@ -341,6 +360,7 @@ DESIGNS_DIR = Path(env_str("DESIGNS_DIR", str(DATA_DIR / "designs")))
 THROTTLE_START = env_str("THROTTLE_START", "30/min")  # crowd entry /s/<slug>/start
 THROTTLE_LOGIN = env_str("THROTTLE_LOGIN", "10/min")  # POSTs to accounts/login/ and the admin login
 THROTTLE_TOKEN = env_str("THROTTLE_TOKEN", "10/min")  # POST /api/token/
+THROTTLE_CONNECTION_TEST = env_str("THROTTLE_CONNECTION_TEST", "12/min")  # a model's "Test connection"
 # Behind N reverse proxies that set X-Forwarded-For, the client is its first hop; 0 trusts
 # only REMOTE_ADDR (a client can forge X-Forwarded-For).
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)

@@ -3,8 +3,16 @@ from __future__ import annotations
 from django.contrib import admin
 from django.db import models
 
-from judging.models import (AggregateJudgment, BatchRun, CachedCompletion, Generation, GenerationJob, Judge,
-                            JudgeJob, Judgment)
+from judging.models import (
+    AggregateJudgment,
+    BatchRun,
+    CachedCompletion,
+    Generation,
+    GenerationJob,
+    Judge,
+    JudgeJob,
+    Judgment,
+)
 
 
 @admin.register(Judge)

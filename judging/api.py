@@ -12,8 +12,12 @@ from rest_framework.views import APIView
 from annotations.models import Study
 from cobbler_site.api_schema import FIELD_ERRORS, NOT_FOUND, DetailError
 from judging import services
-from judging.models import Judge, JudgeJob
+from judging.generate.services import start_generation_job
+from judging.models import GenerationJob, Judge, JudgeJob
 from judging.serializers import (
+    GenerationJobSerializer,
+    GenerationSerializer,
+    GenerationStartInputSerializer,
     JobResumeInputSerializer,
     JobStartInputSerializer,
     JudgeJobSerializer,
@@ -69,11 +73,24 @@ class JudgeJobStartApi(APIView):
                 study=study, judge=judge, condition_names=d["conditions"], pair_set=d["pair_set"],
                 budget_usd=d.get("budget_usd"), bandwagon_percent=d.get("bandwagon_percent"),
                 parser=d["parser"], prompt_version=d["prompt_version"], seed=d["seed"],
-                created_by=request.user,
+                mode=d["mode"], created_by=request.user,
             )
         except services.JobError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         return Response(JudgeJobSerializer(job).data, status=status.HTTP_201_CREATED)
+
+
+def _apply_action(action_name: str, job: object, request: Request) -> None:
+    """Pause, resume (with an optional new budget from the body) or cancel any job."""
+    if action_name == "resume":
+        data = JobResumeInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.resume_job(job=job, budget_usd=data.validated_data.get("budget_usd"))
+    elif action_name == "pause":
+        services.pause_job(job=job)
+    else:
+        services.cancel_job(job=job)
+    job.refresh_from_db()
 
 
 class JudgeJobActionApi(APIView):
@@ -88,13 +105,70 @@ class JudgeJobActionApi(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         job = get_object_or_404(JudgeJob.objects.manageable_by(request.user), pk=pk)
-        if self.action_name == "resume":
-            data = JobResumeInputSerializer(data=request.data)
-            data.is_valid(raise_exception=True)
-            services.resume_job(job=job, budget_usd=data.validated_data.get("budget_usd"))
-        elif self.action_name == "pause":
-            services.pause_job(job=job)
-        else:
-            services.cancel_job(job=job)
-        job.refresh_from_db()
+        _apply_action(self.action_name, job, request)
         return Response(JudgeJobSerializer(job).data)
+
+
+# --- generation jobs ----------------------------------------------------------------------
+
+class GenerationJobViewSet(viewsets.ReadOnlyModelViewSet):
+    """Generation jobs this user manages (GenerationJob.objects.manageable_by); POST starts one."""
+
+    serializer_class = GenerationJobSerializer
+    queryset = GenerationJob.objects.select_related("study", "judge", "candidate").order_by("-pk")
+
+    def get_queryset(self):  # noqa: ANN201 - DRF's signature
+        return (GenerationJob.objects.manageable_by(self.request.user)
+                .select_related("study", "judge", "candidate").order_by("-pk"))
+
+    @extend_schema(
+        request=GenerationStartInputSerializer,
+        responses={
+            201: GenerationJobSerializer,
+            400: OpenApiResponse(FIELD_ERRORS.response, description=(
+                "Invalid input: the errors per field, or {detail} when the job cannot start "
+                "(a model that may not generate, a taken candidate key, no instructions...).")),
+            404: OpenApiResponse(DetailError, description="No such study you manage, or model you may use."),
+        },
+    )
+    def create(self, request: Request) -> Response:
+        data = GenerationStartInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        d = data.validated_data
+        study = get_object_or_404(Study.objects.manageable_by(request.user), slug=d["study"])
+        model = get_object_or_404(Judge.objects.usable_by(request.user), name=d["model"])
+        params = {"max_tokens": d["max_tokens"]} if d.get("max_tokens") else {}
+        try:
+            job = start_generation_job(
+                study=study, judge=model, candidate_key=d["candidate_key"], params=params,
+                budget_usd=d.get("budget_usd"), pair_policy=d["pair_policy"],
+                pair_sample_size=d.get("pair_sample_size"), seed=d["seed"], mode=d["mode"],
+                created_by=request.user,
+            )
+        except services.JobError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(GenerationJobSerializer(job).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(operation_id="generation_jobs_generations_list",
+                   responses={200: GenerationSerializer(many=True), 404: NOT_FOUND})
+    @action(detail=True, methods=["get"])
+    def generations(self, request: Request, pk: str | None = None) -> Response:
+        job = self.get_object()
+        page = self.paginate_queryset(job.generations.select_related("instruction").order_by("pk"))
+        return self.get_paginated_response(GenerationSerializer(page, many=True).data)
+
+
+class GenerationJobActionApi(APIView):
+    """POST /api/generation-jobs/<id>/pause|resume|cancel/ - idempotent, returns the job."""
+
+    action_name = ""
+
+    @extend_schema(
+        request=JobResumeInputSerializer,
+        description="Pause, resume or cancel a generation job; only resume reads the body (an optional new budget).",
+        responses={200: GenerationJobSerializer, 404: NOT_FOUND},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        job = get_object_or_404(GenerationJob.objects.manageable_by(request.user), pk=pk)
+        _apply_action(self.action_name, job, request)
+        return Response(GenerationJobSerializer(job).data)

@@ -44,6 +44,7 @@ class JudgeSnapshot:
     price_in_per_1k: Decimal
     price_out_per_1k: Decimal
     transport: str = "openai"
+    tokens_per_minute: int = 0
     api_key: str = field(default="", repr=False)  # never in a repr, log or page
 
     @classmethod
@@ -54,7 +55,7 @@ class JudgeSnapshot:
             timeout=judge.request_timeout, max_concurrency=max(1, judge.max_concurrency),
             requests_per_minute=judge.requests_per_minute,
             price_in_per_1k=judge.price_in_per_1k, price_out_per_1k=judge.price_out_per_1k,
-            transport=judge.transport,
+            transport=judge.transport, tokens_per_minute=getattr(judge, "tokens_per_minute", 0) or 0,
             api_key=judge.get_api_key() if judge.kind == "openai" else "",
         )
 
@@ -104,8 +105,12 @@ def _redact(message: str, secret: str) -> str:
 
 def complete(judge: JudgeSnapshot, messages: list[dict[str, str]], *, seed_parts: tuple = (),
              labels: tuple[str, str] = ("System Star", "System Square"),
-             texts: tuple[str, str] = ("", "")) -> Completion:
-    """One call. Baselines answer locally from ``labels``/``texts``/``seed_parts``."""
+             texts: tuple[str, str] = ("", ""), body: dict[str, Any] | None = None) -> Completion:
+    """One call. Baselines answer locally from ``labels``/``texts``/``seed_parts``.
+
+    ``body``: the extra chat.completions parameters (default: the model's generation settings).
+    """
+    body = judge.generation if body is None else body
     if judge.kind == "baseline":
         return _baseline(judge.baseline, labels=labels, texts=texts, seed_parts=seed_parts)
     try:  # JUDGE_ALLOWED_HOSTS, re-resolved at most once a minute: no request (no key) elsewhere
@@ -113,11 +118,11 @@ def complete(judge: JudgeSnapshot, messages: list[dict[str, str]], *, seed_parts
     except ValueError as exc:
         raise PermanentError(str(exc)) from None
     if judge.transport == "http":
-        return _complete_http(judge, messages)
+        return _complete_http(judge, messages, body)
     start = time.monotonic()
     try:
         response = _client(judge).chat.completions.create(
-            model=judge.model, messages=messages, **judge.generation
+            model=judge.model, messages=messages, **body
         )
     except openai.RateLimitError as exc:
         raise TransientError("429 rate limited", _retry_after(exc)) from None
@@ -151,10 +156,10 @@ def _http_client(judge: JudgeSnapshot) -> httpx2.Client:
         return _http_clients[key]
 
 
-def _complete_http(judge: JudgeSnapshot, messages: list[dict[str, str]]) -> Completion:
+def _complete_http(judge: JudgeSnapshot, messages: list[dict[str, str]], extra: dict[str, Any]) -> Completion:
     """The lean transport: same request, same error classes as the SDK path."""
     headers = {"Authorization": f"Bearer {judge.api_key}"} if judge.api_key else {}
-    body = {"model": judge.model, "messages": messages, **judge.generation}
+    body = {"model": judge.model, "messages": messages, **extra}
     start = time.monotonic()
     try:
         response = _http_client(judge).post(f"{judge.base_url.rstrip('/')}/chat/completions",

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from judging import conditions, parsers, prompts
-from judging.models import Judge, JudgeJob, Judgment
+from judging.models import Generation, GenerationJob, Judge, JudgeJob, Judgment
 
 
 class JudgeSerializer(serializers.ModelSerializer):
@@ -20,17 +21,31 @@ class JudgeSerializer(serializers.ModelSerializer):
                   "is_shared", "created_at")
 
 
+@extend_schema_field({"type": "array", "items": {"type": "object"}})
+class BatchesField(serializers.ReadOnlyField):
+    """A batch-mode job's Batch API batches (state, provider status, counts, times); [] in sync mode."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(source="*", **kwargs)
+
+    def to_representation(self, job: object) -> list[dict]:
+        from judging.batch.driver import summary
+
+        return summary(job) if getattr(job, "mode", "sync") == "batch" else []
+
+
 class JudgeJobSerializer(serializers.ModelSerializer):
     study = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     judge = serializers.SlugRelatedField(slug_field="name", read_only=True)
     progress = serializers.SerializerMethodField()
+    batches = BatchesField()
 
     class Meta:
         model = JudgeJob
         fields = ("id", "study", "judge", "conditions", "pair_set", "prompt_version", "parser",
                   "bandwagon_percent", "seed", "status", "budget_usd", "total", "done", "failed",
                   "invalid", "cached", "calls", "tokens_in", "tokens_out", "cost_usd", "error",
-                  "progress", "created_at", "started_at", "finished_at")
+                  "progress", "mode", "batches", "created_at", "started_at", "finished_at")
 
     def get_progress(self, job: JudgeJob) -> dict:
         return job.progress()
@@ -55,6 +70,7 @@ class JobStartInputSerializer(serializers.Serializer):
     parser = serializers.ChoiceField(choices=parsers.PARSERS, default="robust")
     prompt_version = serializers.CharField(default=prompts.DEFAULT_VERSION)
     seed = serializers.IntegerField(default=0)
+    mode = serializers.ChoiceField(choices=JudgeJob.Mode.choices, default="sync")
 
     def validate_conditions(self, value: list[str]) -> list[str]:
         try:
@@ -66,3 +82,48 @@ class JobStartInputSerializer(serializers.Serializer):
 class JobResumeInputSerializer(serializers.Serializer):
     budget_usd = serializers.DecimalField(max_digits=12, decimal_places=4, required=False,
                                           allow_null=True, min_value=0)
+
+
+# --- generation jobs ----------------------------------------------------------------------
+
+class GenerationJobSerializer(serializers.ModelSerializer):
+    study = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    model = serializers.SlugRelatedField(source="judge", slug_field="name", read_only=True)
+    candidate = serializers.SlugRelatedField(slug_field="key", read_only=True, allow_null=True)
+    progress = serializers.SerializerMethodField()
+    batches = BatchesField()
+
+    class Meta:
+        model = GenerationJob
+        fields = ("id", "study", "model", "candidate_key", "candidate", "params", "prompt_version",
+                  "pair_policy", "pair_sample_size", "seed", "mode", "status", "budget_usd", "total",
+                  "done", "failed", "cached", "calls", "tokens_in", "tokens_out", "cost_usd", "error",
+                  "last_error", "responses_created", "pairs_created", "progress", "batches", "created_at",
+                  "started_at", "finished_at")
+
+    def get_progress(self, job: GenerationJob) -> dict:
+        return job.progress()
+
+
+class GenerationSerializer(serializers.ModelSerializer):
+    instruction = serializers.IntegerField(source="instruction.index", read_only=True)
+
+    class Meta:
+        model = Generation
+        fields = ("id", "instruction", "status", "messages", "params", "prompt_hash", "raw_text",
+                  "response", "cached", "tokens_in", "tokens_out", "latency_ms", "cost_usd", "attempts",
+                  "error", "completed_at")
+
+
+class GenerationStartInputSerializer(serializers.Serializer):
+    study = serializers.SlugField()
+    model = serializers.SlugField(help_text="A registered model you may use (its name).")
+    candidate_key = serializers.CharField(required=False, allow_blank=True, default="", max_length=64,
+                                          help_text="Default: the model's name.")
+    max_tokens = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    budget_usd = serializers.DecimalField(max_digits=12, decimal_places=4, required=False,
+                                          allow_null=True, min_value=0)
+    pair_policy = serializers.ChoiceField(choices=GenerationJob.PairPolicy.values, default="all")
+    pair_sample_size = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    seed = serializers.IntegerField(default=0)
+    mode = serializers.ChoiceField(choices=GenerationJob.Mode.choices, default="sync")

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from annotations.models import Pair, Study
 from judging import conditions, parsers, prompts
-from judging.models import Judge, JudgeJob, Judgment
+from judging.models import Judge, JudgeJob, Judgment, LLMJob
 
 logger = logging.getLogger(__name__)
 BASELINES = tuple(Judge.Baseline.values)
@@ -105,8 +105,10 @@ def pairs_for(*, study: Study, pair_set: str) -> QuerySet[Pair]:
 def start_judge_job(*, study: Study, judge: Judge, condition_names: list[str], pair_set: str = "all",
                     budget_usd: Decimal | None = None, bandwagon_percent: int | None = None,
                     parser: str = "robust", prompt_version: str = prompts.DEFAULT_VERSION,
-                    seed: int = 0, created_by: Any = None) -> JudgeJob:
+                    seed: int = 0, created_by: Any = None, mode: str = JudgeJob.Mode.SYNC) -> JudgeJob:
     """Create the job with one Judgment row per call and enqueue it in chunks.
+
+    ``mode="batch"`` sends the rows through the Batch API instead (judging.batch).
 
     Raises JobError (nothing written) on bad input: unknown condition, parser, prompt
     version or pair set, an imported judge, no pairs, a negative budget.
@@ -119,13 +121,15 @@ def start_judge_job(*, study: Study, judge: Judge, condition_names: list[str], p
     pairs = list(pairs_for(study=study, pair_set=pair_set))
     if not pairs:
         raise JobError(f"study {study.slug!r} has no pairs in pair set {pair_set!r}")
+    if mode not in JudgeJob.Mode.values:
+        raise JobError(f"unknown mode {mode!r}; use {' or '.join(JudgeJob.Mode.values)}")
     per_pair = sum(len(conditions.PRESENTATIONS.get(name, (1, 2))) for name in names)
     # Inside a caller's transaction nothing is visible before the end anyway: start RUNNING.
     streaming = not transaction.get_connection().in_atomic_block
     job = JudgeJob.objects.create(
         study=study, judge=judge, conditions=names, pair_set=pair_set, parser=parser,
         prompt_version=prompt_version, bandwagon_percent=percent, seed=seed,
-        budget_usd=budget_usd, created_by=created_by,
+        budget_usd=budget_usd, created_by=created_by, self_candidate_key=_self_key(study, judge), mode=mode,
         status=JudgeJob.Status.QUEUED if streaming else JudgeJob.Status.RUNNING,
         total=per_pair * len(pairs), started_at=timezone.now(), heartbeat_at=timezone.now(),
     )
@@ -136,16 +140,28 @@ def start_judge_job(*, study: Study, judge: Judge, condition_names: list[str], p
         with transaction.atomic():
             Judgment.objects.bulk_create(rows)
             keyed = [(row.pk, row.prompt_hash) for row in rows]
-            transaction.on_commit(lambda keyed=keyed: _send_chunks(job.pk, keyed))
+            if mode == JudgeJob.Mode.SYNC:
+                transaction.on_commit(lambda keyed=keyed: _send_chunks(job.pk, keyed))
     transaction.on_commit(lambda: _finish_queueing(job))
+    if mode == JudgeJob.Mode.BATCH:  # one submission once every row exists
+        from judging.batch.tasks import submit_batch
+
+        transaction.on_commit(lambda: submit_batch.delay("judge", job.pk))
     logger.info("job %s: %s judgments for judge %s on %s", job.pk, job.total, judge.name, study.slug)
     return job
 
 
-def _finish_queueing(job: JudgeJob) -> None:
+def _self_key(study: Study, judge: Judge) -> str:
+    # Egocentric bias without a manual --self-candidate: the answers this model generated.
+    from judging.generate.services import own_candidate_key
+
+    return own_candidate_key(study=study, judge=judge)
+
+
+def _finish_queueing(job: LLMJob) -> None:
     from judging.runner import maybe_complete
 
-    if job.transition((JudgeJob.Status.QUEUED,), JudgeJob.Status.RUNNING):
+    if job.transition((job.Status.QUEUED,), job.Status.RUNNING):
         maybe_complete(job)  # every chunk may have finished before the last batch was in
 
 
@@ -179,7 +195,7 @@ def _plan_batches(job: JudgeJob, pairs: list[Pair], names: list[str],
             for spec in conditions.plan(pair=pair, condition=condition, seed=job.seed,
                                         version=job.prompt_version,
                                         bandwagon_percent=job.bandwagon_percent,
-                                        self_key=job.judge.self_candidate_key,
+                                        self_key=job.self_candidate_key,
                                         a_first=a_first[pair.pk]):
                 prompt = conditions.render_for(version=job.prompt_version, condition=condition,
                                                pair=pair, slot1_response_id=spec["slot1_response"].pk,
@@ -192,67 +208,57 @@ def _plan_batches(job: JudgeJob, pairs: list[Pair], names: list[str],
         yield rows
 
 
-def enqueue_pending(*, job: JudgeJob) -> int:
-    """Send the job's unclaimed pending judgments to the llm queue in chunks; returns chunks.
+def enqueue_pending(*, job: LLMJob) -> int:
+    """Send the job's unclaimed pending rows to the llm queue (any job type, mode-aware:
+    judging.runner.enqueue_pending); returns chunks (or batches) sent.
 
     Safe to repeat: a duplicate message finds its rows claimed or done and does nothing.
     """
-    rows = (
-        Judgment.objects.filter(job=job, status=Judgment.Status.PENDING)
-        .exclude(claimed_until__gte=timezone.now()).values_list("pk", "prompt_hash")
-    )
-    return _send_chunks(job.pk, list(rows.iterator(chunk_size=5000)))
+    from judging.runner import enqueue_pending as enqueue
+
+    return enqueue(job)
 
 
-def _send_chunks(job_id: int, keyed: list[tuple[int, str]]) -> int:
-    from judging.tasks import run_judgment_chunk as run_judgment_chunk_task
+def _send_chunks(job_id: int, keyed: list[tuple[int, str]], kind: str = "judge") -> int:
+    from judging.runner.dispatch import chunked, send
 
-    # Sorted by prompt hash, and a chunk never splits a hash: identical prompts (plain
-    # repeats one order presentation) meet in one chunk, which calls the judge once.
-    size, chunks, chunk, last_hash = settings.JUDGING_CHUNK_SIZE, [], [], None
-    for pk, prompt_hash in sorted(keyed, key=lambda row: (row[1], row[0])):
-        if len(chunk) >= size and prompt_hash != last_hash:
-            chunks.append(chunk)
-            chunk = []
-        chunk.append(pk)
-        last_hash = prompt_hash
-    if chunk:
-        chunks.append(chunk)
-    for ids in chunks:
-        run_judgment_chunk_task.delay(job_id, ids)
-    return len(chunks)
+    return send(kind, job_id, chunked(keyed))
 
 
-def pause_job(*, job: JudgeJob) -> bool:
+def pause_job(*, job: LLMJob) -> bool:
     """Stop starting calls; in-flight calls finish and are stored. Idempotent."""
     return job.pause()
 
 
-def cancel_job(*, job: JudgeJob) -> bool:
-    """Stop the job; its pending judgments stay pending so it can be resumed. Idempotent."""
+def cancel_job(*, job: LLMJob) -> bool:
+    """Stop the job; its pending rows stay pending so it can be resumed. Idempotent."""
     return job.cancel()
 
 
-def resume_job(*, job: JudgeJob, budget_usd: Decimal | None = None) -> bool:
-    """Run again: failed judgments are retried, pending ones re-enqueued.
+def resume_job(*, job: LLMJob, budget_usd: Decimal | None = None) -> bool:
+    """Run again (a judge or a generation job): failed rows are retried, pending ones
+    re-enqueued.
 
     ``budget_usd`` raises the budget of a job stopped by it. Returns False when the job
     is already running or completed with nothing left to do.
     """
+    from judging.runner import kind_of
+
+    job_model, rows = type(job), kind_of(job).rows(job)
     if budget_usd is not None:
         if budget_usd < 0:
             raise JobError("the budget cannot be negative")
-        JudgeJob.objects.filter(pk=job.pk).update(budget_usd=budget_usd)
+        job_model.objects.filter(pk=job.pk).update(budget_usd=budget_usd)
         job.refresh_from_db()
     with transaction.atomic():
-        retried = Judgment.objects.filter(job=job, status=Judgment.Status.FAILED).update(
-            status=Judgment.Status.PENDING, error="", claim_token="", claimed_until=None
+        retried = rows.filter(status="failed").update(
+            status="pending", error="", claim_token="", claimed_until=None, not_before=None,
         )
         if retried:
-            JudgeJob.objects.filter(pk=job.pk).update(failed=F("failed") - retried)
+            job_model.objects.filter(pk=job.pk).update(failed=F("failed") - retried)
         job.refresh_from_db()
-        if job.status == JudgeJob.Status.COMPLETED and retried:
-            job.transition((JudgeJob.Status.COMPLETED,), JudgeJob.Status.RUNNING, finished_at=None)
+        if job.status == job_model.Status.COMPLETED and retried:
+            job.transition((job_model.Status.COMPLETED,), job_model.Status.RUNNING, finished_at=None)
         elif not job.mark_running():
             return False
         transaction.on_commit(lambda: enqueue_pending(job=job))
@@ -260,21 +266,24 @@ def resume_job(*, job: JudgeJob, budget_usd: Decimal | None = None) -> bool:
 
 
 def requeue_stale_work(*, stale_after: timedelta) -> int:
-    """Periodic sweeper: re-enqueue pending work of running jobs that stopped moving.
+    """Periodic sweeper: re-enqueue pending work of running jobs (judge and generation) that
+    stopped moving.
 
     Covers messages lost with a killed worker (the filesystem broker drops them; Redis
     gives them back only after its visibility timeout). Returns the number of chunks sent.
     """
+    from judging.models import GenerationJob
+    from judging.runner import maybe_complete
+
     cutoff = timezone.now() - stale_after
     chunks = 0
-    for job in JudgeJob.objects.filter(status=JudgeJob.Status.RUNNING, heartbeat_at__lt=cutoff):
-        sent = enqueue_pending(job=job)
-        if sent:
-            JudgeJob.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now())
-            logger.info("job %s: re-enqueued %d stale chunks", job.pk, sent)
-        else:
-            from judging.runner import maybe_complete
-
-            maybe_complete(job)
-        chunks += sent
+    for job_model in (JudgeJob, GenerationJob):
+        for job in job_model.objects.filter(status=job_model.Status.RUNNING, heartbeat_at__lt=cutoff):
+            sent = enqueue_pending(job=job)
+            if sent:
+                job_model.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now())
+                logger.info("job %s: re-enqueued %d stale chunks", job.pk, sent)
+            else:
+                maybe_complete(job)
+            chunks += sent
     return chunks

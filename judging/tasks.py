@@ -10,7 +10,7 @@ from django.db import OperationalError
 from django.utils import timezone
 
 from judging import runner, services
-from judging.models import JudgeJob
+from judging.batch.tasks import poll_batch, submit_batch, sweep_batches  # noqa: F401 - registers them
 
 logger = logging.getLogger(__name__)
 
@@ -19,9 +19,14 @@ class ChunkTask(Task):
     def on_failure(self, exc: BaseException, task_id: str, args: tuple, kwargs: dict, einfo: object) -> None:
         # A bug (not a judge error: those are stored per judgment) stops the job visibly
         # instead of letting the sweeper replay the same crash forever.
-        job_id = args[0] if args else kwargs.get("job_id")
-        JudgeJob.objects.filter(pk=job_id, status__in=JudgeJob.ACTIVE).update(
-            status=JudgeJob.Status.FAILED, error=f"a chunk crashed: {type(exc).__name__}",
+        if self.name.endswith("run_work_chunk"):
+            kind = args[0] if args else kwargs.get("kind", "judge")
+            job_id = args[1] if len(args) > 1 else kwargs.get("job_id")
+        else:
+            kind, job_id = "judge", args[0] if args else kwargs.get("job_id")
+        job_model = runner.kind_of(kind).job_model
+        job_model.objects.filter(pk=job_id, status__in=job_model.ACTIVE).update(
+            status=job_model.Status.FAILED, error=f"a chunk crashed: {type(exc).__name__}",
             finished_at=timezone.now(),
         )
         logger.error("job %s failed: chunk task crashed with %s", job_id, type(exc).__name__)
@@ -30,8 +35,8 @@ class ChunkTask(Task):
 @shared_task(
     base=ChunkTask,
     acks_late=True,  # redeliver if the worker dies mid-chunk; safe: claims make it idempotent
-    # Only the database being briefly away is retried here: LLM errors are retried per call
-    # inside the chunk (honouring Retry-After), so one bad call never replays a whole chunk.
+    # Only the database being briefly away is retried here: LLM errors defer their row
+    # (not_before, honouring Retry-After) and a later chunk retries it, so no wait holds a slot.
     autoretry_for=(OperationalError,),
     max_retries=5,
     retry_backoff=2,
@@ -42,9 +47,17 @@ class ChunkTask(Task):
     soft_time_limit=1500,
     time_limit=1800,
 )
+def run_work_chunk(kind: str, job_id: int, row_ids: list[int]) -> None:
+    """Answer the still-pending rows among ``row_ids`` of a judge ("judge") or generation
+    ("generate") job; a no-op for finished work."""
+    runner.run_chunk(kind, job_id, row_ids)
+
+
+@shared_task(base=ChunkTask, acks_late=True, autoretry_for=(OperationalError,), max_retries=5,
+             retry_backoff=2, retry_backoff_max=60, retry_jitter=True, soft_time_limit=1500, time_limit=1800)
 def run_judgment_chunk(job_id: int, judgment_ids: list[int]) -> None:
-    """Judge the still-pending rows among ``judgment_ids``; a no-op for finished work."""
-    runner.run_chunk(job_id=job_id, judgment_ids=judgment_ids)
+    """The old name (messages queued before the upgrade): a judge chunk."""
+    runner.run_chunk("judge", job_id, judgment_ids)
 
 
 @shared_task(acks_late=True)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.urls import path
 
-from judging import views
+from judging import views, views_generation
 from judging.simulator import views as simulator_views
 
 app_name = "judging"
@@ -11,9 +11,17 @@ urlpatterns = [
     path("judging/jobs/", views.jobs, name="jobs"),
     path("judging/jobs/<int:job_id>/", views.job, name="job"),
     path("judging/jobs/<int:job_id>/<slug:action>/", views.job_action, name="job-action"),
+    path("judging/generations/", views_generation.generation_jobs, name="generations"),
+    path("judging/generations/<int:generation_id>/", views_generation.generation_job, name="generation"),
+    path("judging/generations/<int:generation_id>/<slug:action>/", views_generation.generation_action,
+         name="generation-action"),
     path("judging/judges/", views.judges, name="judges"),
     path("judging/judges/new/", views.judge_edit, name="judge-new"),
     path("judging/judges/<int:judge_id>/edit/", views.judge_edit, name="judge-edit"),
+    path("judging/judges/<int:judge_id>/delete/", views.judge_delete, name="judge-delete"),
+    path("judging/judges/<int:judge_id>/test/", views.judge_test, name="judge-test"),
+    path("judging/judges/new/test/", views.judge_form_test, name="judge-new-test"),
+    path("judging/judges/<int:judge_id>/edit/test/", views.judge_form_test, name="judge-edit-test"),
 ]
 if settings.SIMULATOR_ENABLED:  # default: only with DEBUG on (see judging.simulator.views)
     # The demo judge's endpoint; OpenAI clients append the path.

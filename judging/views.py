@@ -1,16 +1,20 @@
-"""Researcher pages: launch and watch judge jobs, manage judges (staff only)."""
+"""Researcher pages: launch and watch judge jobs, manage registered models (staff only)."""
 from __future__ import annotations
 
+from django.conf import settings
+from django.contrib import messages
 from django.core.exceptions import PermissionDenied
+from django.db.models import ProtectedError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
+from cobbler_site import throttle
 from cobbler_site.access import Audience, allow
-from judging import services
-from judging.forms import JobForm, JudgeForm
+from judging import connection_test, presets, services
+from judging.forms import ConnectionTestForm, JobForm, JudgeForm
 from judging.models import Judge, JudgeJob
 
 
@@ -25,7 +29,8 @@ def jobs(request: HttpRequest) -> HttpResponse:
                 study=data["study"], judge=data["judge"], condition_names=data["conditions"],
                 pair_set=data["pair_set"], budget_usd=data["budget_usd"],
                 bandwagon_percent=data["bandwagon_percent"], parser=data["parser"],
-                prompt_version=data["prompt_version"], seed=data["seed"], created_by=request.user,
+                prompt_version=data["prompt_version"], seed=data["seed"], mode=data["mode"],
+                created_by=request.user,
             )
         except services.JobError as exc:
             form.add_error(None, str(exc))
@@ -71,27 +76,97 @@ def judges(request: HttpRequest) -> HttpResponse:
     return render(request, "judging/judges.html", {"judges": judges, "editable": editable})
 
 
+def _editable_judge(request: HttpRequest, judge_id: int) -> Judge:
+    # A private model someone else owns does not exist for this user; a visible one that is
+    # not theirs (public, shared) may be used but not edited.
+    judge = get_object_or_404(Judge.objects.usable_by(request.user), pk=judge_id)
+    if not Judge.objects.editable_by(request.user).filter(pk=judge.pk).exists():
+        raise PermissionDenied("only the model's owner (or a superuser) can edit it")
+    return judge
+
+
+def _form_context(form: JudgeForm, judge: Judge | None) -> dict:
+    return {"form": form, "judge": judge, "presets": presets.presets(), "knobs": presets.simulator_knobs(),
+            "sim_example": presets.simulator_example()}
+
+
 @allow(Audience.RESEARCHER)
 @require_http_methods(["GET", "POST"])
 def judge_edit(request: HttpRequest, judge_id: int | None = None) -> HttpResponse:
-    judge = None
-    if judge_id:
-        # A private judge someone else owns does not exist for this user; a visible one
-        # that is not theirs (public, shared) may be used but not edited.
-        judge = get_object_or_404(Judge.objects.usable_by(request.user), pk=judge_id)
-        if not Judge.objects.editable_by(request.user).filter(pk=judge.pk).exists():
-            raise PermissionDenied("only the judge's owner (or a superuser) can edit it")
+    judge = _editable_judge(request, judge_id) if judge_id else None
     form = JudgeForm(request.POST or None, instance=judge, user=request.user)
     if request.method == "POST" and form.is_valid():
         saved = form.save(commit=False)
         if saved.owner_id is None and judge is None:
-            saved.owner = request.user  # a new judge is private to its creator until shared
+            saved.owner = request.user  # a new model is private to its creator until shared
         if form.cleaned_data["clear_api_key"]:
             saved.set_api_key("")
         elif form.cleaned_data["api_key"]:
             saved.set_api_key(form.cleaned_data["api_key"])
         saved.save()  # a new base_url drops the old key (Judge.save)
         form.save_m2m()
+        roles = " and ".join(r for r, on in (("judge", saved.use_as_judge),
+                                             ("answer generator", saved.use_as_generator)) if on)
+        verb = "saved" if judge else "registered"
+        messages.success(request, f"Model {saved.name} {verb} as {roles}.")
         return redirect("judging:judges")
     status = 422 if form.errors else 200
-    return render(request, "judging/judge_form.html", {"form": form, "judge": judge}, status=status)
+    return render(request, "judging/judge_form.html", _form_context(form, judge), status=status)
+
+
+@allow(Audience.RESEARCHER)
+@require_http_methods(["GET", "POST"])
+def judge_delete(request: HttpRequest, judge_id: int) -> HttpResponse:
+    judge = _editable_judge(request, judge_id)
+    if request.method == "POST":
+        name = judge.name
+        try:
+            judge.delete()
+        except ProtectedError:
+            messages.error(request, f"Model {name} has jobs, so it is kept (their results refer to it).")
+        else:
+            messages.success(request, f"Model {name} deleted.")
+        return redirect("judging:judges")
+    return render(request, "judging/judge_confirm_delete.html", {"judge": judge})
+
+
+def _connection_response(request: HttpRequest, judge: Judge, *, title: str) -> HttpResponse:
+    """Throttle, call once, and show the result: an htmx fragment or, without JS, a page."""
+    wait = throttle.hit("connection-test", f"user-{request.user.pk}",
+                        settings.THROTTLE_CONNECTION_TEST)
+    if wait is not None:
+        context = {"throttled": wait, "title": title}
+        status = 429
+    else:
+        result = connection_test.run(judge)
+        if result.ok:
+            messages.success(request, f"Connection to {title} works: answered in {result.latency_ms} ms.")
+        else:
+            messages.error(request, f"Connection to {title} failed: {result.error}")
+        context = {"result": result, "title": title, "prompt_answers": connection_test.ANSWERS}
+        status = 200
+    template = "judging/_connection_result.html" if request.htmx else "judging/connection_test.html"
+    response = render(request, template, context, status=status)
+    if status == 429:
+        response["Retry-After"] = str(context["throttled"])
+    return response
+
+
+@allow(Audience.RESEARCHER)
+@require_POST
+def judge_test(request: HttpRequest, judge_id: int) -> HttpResponse:
+    """Test a saved model: anyone who may use it may check it answers."""
+    judge = get_object_or_404(Judge.objects.usable_by(request.user), pk=judge_id)
+    return _connection_response(request, judge, title=judge.name)
+
+
+@allow(Audience.RESEARCHER)
+@require_POST
+def judge_form_test(request: HttpRequest, judge_id: int | None = None) -> HttpResponse:
+    """Test the model form's current values, saved or not (a stored key only for its owner)."""
+    judge = _editable_judge(request, judge_id) if judge_id else None
+    form = ConnectionTestForm(request.POST, instance=judge)
+    if not form.is_valid():
+        template = "judging/_connection_result.html" if request.htmx else "judging/connection_test.html"
+        return render(request, template, {"form_errors": form, "title": "these settings"}, status=422)
+    return _connection_response(request, form.model_to_test(), title=judge.name if judge else "the new model")

@@ -32,10 +32,36 @@ class Entry:
     platform: str
     external_id: str
     session_id: str
+    # MTurk only: the key (annotations.worker_session.MTURK_SUBMIT_HOSTS) of turkSubmitTo.
+    mturk_host: str = ""
+
+
+def is_mturk_preview(params: Mapping[str, str]) -> bool:
+    """MTurk shows the HIT with this placeholder (and no workerId) before the worker accepts it."""
+    return (params.get("assignmentId") or "").strip() == MTURK_PREVIEW
+
+
+def mturk_host_key(raw: str) -> str:
+    """The MTURK_SUBMIT_HOSTS key of a turkSubmitTo value; ValidationError for any other host.
+
+    Only the two real MTurk hosts are accepted, so the completion form can never be
+    pointed at another site (an open redirect carrying the worker's assignment).
+    """
+    from annotations.worker_session import MTURK_SUBMIT_HOSTS
+
+    value = raw.strip().rstrip("/")
+    for key, url in MTURK_SUBMIT_HOSTS.items():
+        if value == url:
+            return key
+    raise ValidationError("The link parameter turkSubmitTo is not an MTurk address.")
 
 
 def parse_entry(params: Mapping[str, str]) -> Entry:
-    """Read the crowd platform's link parameters; ValidationError if none are usable."""
+    """Read the crowd platform's link parameters; ValidationError if none are usable.
+
+    Prolific sends PROLIFIC_PID, STUDY_ID and SESSION_ID; MTurk workerId, assignmentId,
+    hitId and turkSubmitTo; a researcher's own link ``code``.
+    """
 
     def clean(name: str) -> str:
         value = (params.get(name) or "").strip()
@@ -44,12 +70,14 @@ def parse_entry(params: Mapping[str, str]) -> Entry:
         return value
 
     if clean("PROLIFIC_PID"):
+        clean("STUDY_ID")  # not stored (the study is in the URL), but a malformed one is refused
         return Entry(Participant.Platform.PROLIFIC, clean("PROLIFIC_PID"), clean("SESSION_ID"))
     if clean("workerId"):
         assignment_id = clean("assignmentId")
         if not assignment_id or assignment_id == MTURK_PREVIEW:
             raise ValidationError("Accept the HIT on MTurk first; this is only a preview.")
-        return Entry(Participant.Platform.MTURK, clean("workerId"), assignment_id)
+        host = mturk_host_key(params["turkSubmitTo"]) if (params.get("turkSubmitTo") or "").strip() else ""
+        return Entry(Participant.Platform.MTURK, clean("workerId"), assignment_id, host)
     if clean("code"):
         return Entry(Participant.Platform.CODE, clean("code"), "")
     raise ValidationError("This link has no participant id. Open the study from your crowd platform.")
@@ -322,6 +350,23 @@ def submit_task(
         server_ms=server_ms,
         client_ms=answers.parse_client_ms(client_ms),
     )
+
+
+def answered_by_another_page(*, submission: Submission, token: str) -> bool:
+    """Whether the stored answer came from another rendering of the task than this form's token.
+
+    A double click or a retried POST carries the same token (same idempotency key) and is
+    the same answer; another key means a second tab (or a window kept open) answered first,
+    and this form's answer was not stored (first answer wins, Assignment.record_answer).
+    """
+    nonce, _ms = answers.read_token(token, assignment_id=submission.assignment_id, task_id=submission.task_id)
+    key = answers.idempotency_key(assignment_id=submission.assignment_id, task_id=submission.task_id, nonce=nonce)
+    return not hmac.compare_digest(key, submission.idempotency_key)
+
+
+def sample_task(study: Study) -> Task | None:
+    """The task an MTurk preview shows read-only: the first of the study's first batch."""
+    return Task.objects.filter(batch__study=study).select_related("instruction", "pair").order_by("batch_id", "position").first()
 
 
 def shown_order(*, assignment: Assignment, task: Task, expected: list[int]) -> list[int]:

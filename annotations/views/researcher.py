@@ -14,6 +14,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from annotations import services
 from annotations.forms import GenerateBatchesForm, StudyCreateForm
 from annotations.models import Assignment, Study
+from annotations.services.recruitment import recruitment_links
 from cobbler_site.access import Audience, allow
 
 
@@ -51,6 +52,7 @@ def study(request: HttpRequest, slug: str) -> HttpResponse:
         "study": study,
         "progress": services.batch_progress(study=study),
         "form": GenerateBatchesForm(),
+        "links": recruitment_links(study=study, request=request),
         "to_review": Assignment.objects.filter(batch__study=study, status=Assignment.Status.SUBMITTED)
         .select_related("participant", "batch")
         .order_by("review", "-submitted_at")[:50],

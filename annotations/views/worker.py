@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from urllib.parse import urlencode
 
 from django.core.exceptions import ValidationError
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
@@ -30,11 +30,14 @@ from annotations.models import (
     Submission,
     Task,
 )
-from annotations.worker_session import read_worker, remember_worker
+from annotations.services.crowd import answered_by_another_page, is_mturk_preview, sample_task
+from annotations.services.recruitment import prolific_completion_url
+from annotations.worker_session import MTURK_SUBMIT_HOSTS, MTurkReturn, read_worker, remember_worker
 from cobbler_site import throttle
 from cobbler_site.access import Audience, allow
 
-PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete"
+# The completion page's announced, cancellable countdown back to Prolific (no meta refresh).
+DONE_REDIRECT_SECONDS = 20
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -46,9 +49,27 @@ def _go(request: HtmxHttpRequest, url: str) -> HttpResponse:
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
+def no_store(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Every worker response, redirects and error pages too, is ``Cache-Control: no-store``.
+
+    A worker's pages depend on where they stand in the batch. Chrome otherwise replays
+    a page or redirect from its cache (or the back-forward cache) on Back, and a stale
+    redirect chain loops ("redirected you too many times").
+    """
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+        response = view(request, *args, **kwargs)
+        add_never_cache_headers(response)
+        return response
+
+    return wrapper
+
+
 def worker_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     """Load the study and the worker from the signed cookie, or explain how to get in."""
 
+    @no_store
     @functools.wraps(view)
     def wrapper(request: HtmxHttpRequest, slug: str, **kwargs: object) -> HttpResponse:
         study = get_object_or_404(Study, slug=slug)
@@ -59,10 +80,27 @@ def worker_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse
         if participant is None:
             return render(request, "annotations/worker/no_session.html", {"study": study}, status=403)
         participant.study = study  # spare the query behind participant.study
+        request.worker_identity = identity  # type: ignore[attr-defined]  # the MTurk return, for done()
         return view(request, study, participant, identity.session_hash, **kwargs)
 
     wrapper.audience = Audience.WORKER  # type: ignore[attr-defined]  # cobbler_site.access
     return wrapper
+
+
+# MTurk shows the HIT's first page in an iframe on its worker site.
+MTURK_FRAME_ANCESTORS = ["https://worker.mturk.com", *MTURK_SUBMIT_HOSTS.values()]
+
+
+def _frameable_by_mturk(response: HttpResponse) -> HttpResponse:
+    response.xframe_options_exempt = True  # type: ignore[attr-defined]  # XFrameOptionsMiddleware
+    response._csp_replace = {"frame-ancestors": MTURK_FRAME_ANCESTORS}  # type: ignore[attr-defined]  # django-csp
+    return response
+
+
+def _in_cross_site_frame(request: HttpRequest) -> bool:
+    # A cross-site iframe gets no SameSite=Lax cookie, so the study can't run there: it opens
+    # in its own tab (as psiTurk does), and completion posts back to MTurk from that tab.
+    return request.headers.get("Sec-Fetch-Dest") == "iframe" and request.headers.get("Sec-Fetch-Site") == "cross-site"
 
 
 def _step_url(study: Study, step: services.crowd.Step) -> str:
@@ -78,18 +116,40 @@ def _step_url(study: Study, step: services.crowd.Step) -> str:
 
 
 @allow(Audience.WORKER)
+@no_store
 @require_GET
 @throttle.limit("start", "THROTTLE_START")
 def start(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     study = get_object_or_404(Study, slug=slug)
+    if is_mturk_preview(request.GET):
+        return _frameable_by_mturk(_preview(request, study))
     try:
         entry = services.parse_entry(request.GET)
+    except ValidationError as e:
+        return render(request, "annotations/worker/no_session.html", {"study": study, "error": e.messages[0]}, status=400)
+    if entry.platform == Participant.Platform.MTURK and _in_cross_site_frame(request):
+        context = {"study": study, "url": request.get_full_path()}
+        return _frameable_by_mturk(render(request, "annotations/worker/open_in_tab.html", context))
+    try:
         participant, session_hash = services.enter_study(study=study, entry=entry)
     except ValidationError as e:
         return render(request, "annotations/worker/no_session.html", {"study": study, "error": e.messages[0]}, status=400)
     response = redirect("annotations:work", slug)
-    remember_worker(response, study=study, participant=participant, session_hash=session_hash)
+    mturk = MTurkReturn(entry.mturk_host, entry.session_id) if entry.mturk_host else None
+    remember_worker(response, study=study, participant=participant, session_hash=session_hash, mturk=mturk)
     return response
+
+
+def _preview(request: HttpRequest, study: Study) -> HttpResponse:
+    """MTurk's preview: the consent text and one task, read-only. Nothing is created."""
+    sample = sample_task(study)
+    context: dict = {"study": study, "sample": sample}
+    if sample is not None and sample.kind == Task.Kind.PAIRWISE:
+        context["slot_a"], context["slot_b"] = sample.slot_responses()
+    elif sample is not None:
+        by_id = Response.objects.in_bulk(sample.expected_response_ids())
+        context["answers"] = [by_id[pk] for pk in sample.expected_response_ids() if pk in by_id]
+    return render(request, "annotations/worker/preview.html", context)
 
 
 @worker_view
@@ -201,10 +261,11 @@ def task(
     task = get_object_or_404(Task.objects.select_related("instruction", "pair"), batch_id=assignment.batch_id, position=position)
     error = ""
     if request.method == "POST":
+        token = request.POST.get("token", "")
         try:
-            services.submit_task(
+            stored = services.submit_task(
                 assignment=assignment, task=task, values=request.POST.getlist("answer"),
-                choice=request.POST.get("choice", ""), token=request.POST.get("token", ""),
+                choice=request.POST.get("choice", ""), token=token,
                 client_ms=request.POST.get("client_ms"),
             )
         except LeaseLost:
@@ -213,6 +274,12 @@ def task(
             error = e.messages[0]
         else:
             step = services.next_step(participant=participant, session_hash=session_hash, claim=False)
+            if answered_by_another_page(submission=stored, token=token):
+                # Say so instead of moving on as if this answer counted. 409 for a plain POST;
+                # htmx swaps only 2xx/422 (_base.html), so it gets a 200 fragment.
+                template = "annotations/worker/task_conflict.html" + ("#conflict" if request.htmx else "")
+                context = {"study": study, "next_url": _step_url(study, step), "number": task.position + 1}
+                return render(request, template, context, status=200 if request.htmx else 409)
             return _go(request, _step_url(study, step))
     elif (
         assignment.expire_if_stale()
@@ -240,6 +307,15 @@ def done(request: HtmxHttpRequest, study: Study, participant: Participant, sessi
     code = codes[step.name]
     redirect_url = ""
     if participant.platform == Participant.Platform.PROLIFIC and study.prolific_redirect:
-        redirect_url = f"{PROLIFIC_COMPLETE}?{urlencode({'cc': code})}"
-    context = {"study": study, "outcome": step.name, "code": code, "redirect_url": redirect_url}
-    return render(request, "annotations/worker/done.html", context)
+        redirect_url = prolific_completion_url(code)
+    identity = request.worker_identity  # type: ignore[attr-defined]  # set by worker_view
+    mturk = identity.mturk if participant.platform == Participant.Platform.MTURK else None
+    context = {
+        "study": study, "outcome": step.name, "code": code, "redirect_url": redirect_url,
+        "redirect_seconds": DONE_REDIRECT_SECONDS, "mturk": mturk,
+    }
+    response = render(request, "annotations/worker/done.html", context)
+    if mturk is not None:
+        # form-action is 'self' site-wide; this page alone may post to the HIT's MTurk host.
+        response._csp_update = {"form-action": [MTURK_SUBMIT_HOSTS[mturk.host]]}  # type: ignore[attr-defined]
+    return response

@@ -36,7 +36,20 @@ style              terse    the surface form of the answer (never the decision):
                             asserted) and their INVALID answers (knob ``invalid``) are a real
                             tie, refusal or both-asserted sentence instead of GARBAGE. Only
                             terse parses with the paper parser.
+rpm                0        requests per minute this model accepts (0 = no limit); beyond it
+                            the server answers 429 with a Retry-After of when the next fits
+tpm                0        tokens (in + out, as ``usage`` counts them) per minute, the same way;
+                            both are token buckets refilled continuously, holding one second's
+                            worth, shared by every request that names the same model string
+answer_words       120      length of a candidate answer, in words (drawn per prompt in
+                            [0.5, 1.5) x this); see "Candidate answers" below
 =================  =======  ================================================================
+
+Candidate answers: messages that are not a judging prompt (no ``` block with two labelled
+answers, see ``read_prompt``) get an answer instead of a verdict, as a generation job asks:
+seeded, deterministic text (same seed + same messages = same answer) whose length is governed
+by ``answer_words`` and cut at about ``max_tokens`` (4 characters a token, like ``usage``).
+The error knobs apply to them too; ``invalid`` and the judging knobs do not.
 
 The decision for one prompt, in this exact order, each step with its own independent
 uniform draw u_k = H(seed, messages, k) (so expected bias rates follow in closed form):
@@ -73,6 +86,7 @@ GARBAGE = (
 ERROR_KINDS = ("429", "500", "timeout")
 # No request is held longer than this (a caller cannot park server threads for minutes).
 MAX_DELAY_MS = 5000
+MAX_ANSWER_WORDS = 5000
 
 
 @dataclass(frozen=True)
@@ -93,6 +107,9 @@ class Knobs:
     latency_ms: int = 0
     jitter_ms: int = 0
     style: str = "terse"
+    answer_words: int = 120
+    rpm: int = 0
+    tpm: int = 0
 
 
 def parse_knobs(model: str, defaults: Knobs | None = None) -> Knobs:
@@ -115,6 +132,10 @@ def parse_knobs(model: str, defaults: Knobs | None = None) -> Knobs:
         raise ValueError(f"errors must be a '+'-list of {', '.join(ERROR_KINDS)}")
     if knobs.style not in STYLES:
         raise ValueError(f"style must be one of {', '.join(STYLES)}")
+    if not 1 <= knobs.answer_words <= MAX_ANSWER_WORDS:
+        raise ValueError(f"answer_words must be between 1 and {MAX_ANSWER_WORDS}")
+    if knobs.rpm < 0 or knobs.tpm < 0:
+        raise ValueError("rpm and tpm must be 0 (no limit) or positive")
     for name in ("latency_ms", "jitter_ms", "timeout_ms"):
         if not 0 <= getattr(knobs, name) <= MAX_DELAY_MS:
             raise ValueError(f"{name} must be between 0 and {MAX_DELAY_MS}")
@@ -196,8 +217,12 @@ def is_garbled(knobs: Knobs, messages: list[dict[str, Any]]) -> bool:
     return _uniform(knobs.seed, messages_key(messages), "invalid") < knobs.invalid
 
 
-def decide(knobs: Knobs, messages: list[dict[str, Any]], call_index: int = 0) -> Decision:
-    """The answer to the ``call_index``-th call (0-based) carrying these messages."""
+def decide(knobs: Knobs, messages: list[dict[str, Any]], call_index: int = 0, *,
+           max_tokens: int | None = None) -> Decision:
+    """The answer to the ``call_index``-th call (0-based) carrying these messages.
+
+    A judging prompt gets a verdict; any other messages a candidate answer (``answer_text``).
+    """
     key = messages_key(messages)
     if _uniform(knobs.seed, key, "error", call_index) < knobs.error_rate:
         kinds = knobs.errors.split("+")
@@ -207,9 +232,12 @@ def decide(knobs: Knobs, messages: list[dict[str, Any]], call_index: int = 0) ->
         if kind == "500":
             return Decision(500)
         return Decision(504, hold_ms=knobs.timeout_ms)
+    try:
+        p = read_prompt(messages)
+    except ValueError:
+        return Decision(200, text=answer_text(knobs, messages, max_tokens=max_tokens))
     if is_garbled(knobs, messages):
         return Decision(200, text=_invalid_text(knobs, key, messages), garbled=True)
-    p = read_prompt(messages)
     slot = _choose(knobs, key, p)
     return Decision(200, text=_write(knobs, key, p, slot, messages), slot=slot)
 
@@ -369,3 +397,42 @@ def usage(messages: list[dict[str, Any]], text: str) -> tuple[int, int]:
     """Token counts as a tokenizer would roughly give them: 4 characters a token."""
     chars = sum(len(str(m.get("content", ""))) for m in messages)
     return max(1, -(-chars // 4)), max(1, -(-len(text) // 4))
+
+
+# --- candidate answers (generation jobs) ------------------------------------------------------
+
+_WORDS = ("the", "answer", "depends", "on", "a", "few", "clear", "facts", "first", "because", "this",
+          "means", "that", "most", "cases", "follow", "simple", "rule", "evidence", "shows", "in",
+          "practice", "people", "often", "find", "it", "useful", "to", "check", "each", "step",
+          "carefully", "and", "then", "compare", "results", "with", "known", "examples", "so",
+          "overall", "reason", "is", "well", "understood", "by", "experts", "today")
+
+
+def answer_text(knobs: Knobs, messages: list[dict[str, Any]], *, max_tokens: int | None = None) -> str:
+    """A deterministic candidate answer: about ``answer_words`` words, at most ~``max_tokens``.
+
+    The word count is drawn per prompt in [0.5, 1.5) x ``answer_words``, so answers of one
+    model differ in length (length bias has something to see); the words are seeded filler.
+    """
+    key = messages_key(messages)
+    user = next((str(m.get("content", "")) for m in reversed(messages) if m.get("role") == "user"), "")
+    topic = " ".join(user.split()[:12]).rstrip("?.!")
+    count = max(1, int(knobs.answer_words * (0.5 + _uniform(knobs.seed, key, "answer-length"))))
+    words = [_WORDS[int(_uniform(knobs.seed, key, "answer-word", i) * len(_WORDS))] for i in range(count)]
+    sentences, start = [], 0
+    while start < len(words):
+        size = 8 + int(_uniform(knobs.seed, key, "answer-sentence", start) * 7)
+        chunk = words[start:start + size]
+        sentences.append(chunk[0].capitalize() + (" " + " ".join(chunk[1:]) if chunk[1:] else "") + ".")
+        start += size
+    text = f"About {topic}: " + " ".join(sentences) if topic else " ".join(sentences)
+    if max_tokens is not None and max_tokens > 0 and len(text) > 4 * max_tokens:
+        # Like a model stopped at max_tokens: the text ends mid-sentence, within the limit.
+        text = text[:4 * max_tokens].rsplit(" ", 1)[0] if " " in text[:4 * max_tokens] else text[:4 * max_tokens]
+    return text
+
+
+def max_tokens_of(request: dict[str, Any]) -> int | None:
+    """The request's ``max_tokens`` (or ``max_completion_tokens``) if it is a positive integer."""
+    value = request.get("max_tokens", request.get("max_completion_tokens"))
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None

@@ -1,10 +1,12 @@
 """The simulator as a tiny asyncio HTTP/1.1 server: hundreds of concurrent requests, no deps.
 
 Endpoints: ``POST /v1/chat/completions`` (also under ``/sim/v1/``), ``GET /v1/stats`` (calls
-per prompt hash, status counts, peak concurrency) and ``POST /v1/stats/reset``. Behaviour is
-described in ``judging.simulator.behaviour``. ``max_concurrency`` models an endpoint that
+per prompt hash, status counts, peak concurrency) and ``POST /v1/stats/reset``, plus the Batch
+API (``/v1/files``, ``/v1/batches``: ``judging.simulator.batch``). Behaviour is described in
+``judging.simulator.behaviour``. ``max_concurrency`` models an endpoint that
 serves at most that many requests at once (the rest wait), which fixes the ideal throughput
-at max_concurrency / latency.
+at max_concurrency / latency. The ``rpm``/``tpm`` knobs make it a rate-limited provider:
+requests beyond the model's limit get an immediate 429 with a Retry-After (``Limits``).
 """
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judging.prompts import prompt_hash
-from judging.simulator.behaviour import MAX_DELAY_MS, Decision, Knobs, decide, parse_knobs, usage
+from judging.simulator import batch
+from judging.simulator.behaviour import MAX_DELAY_MS, Decision, Knobs, decide, max_tokens_of, parse_knobs, usage
 
 logger = logging.getLogger(__name__)
 REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 413: "Payload Too Large",
@@ -52,13 +55,55 @@ class Stats:
     garbled: BoundedCounter = field(default_factory=BoundedCounter)  # prompt hashes answered with garbage
     statuses: Counter = field(default_factory=Counter)  # a handful of status codes
     total_calls: int = 0
+    rate_limited: int = 0  # 429s for the rpm/tpm knobs (statuses["429"] also counts drawn errors)
     in_flight: int = 0
     peak_in_flight: int = 0
 
     def as_json(self) -> dict[str, Any]:
         return {"calls": dict(self.calls), "answered": dict(self.answered),
                 "garbled": sorted(self.garbled), "statuses": {str(k): v for k, v in self.statuses.items()},
-                "peak_in_flight": self.peak_in_flight, "total_calls": self.total_calls}
+                "peak_in_flight": self.peak_in_flight, "total_calls": self.total_calls,
+                "rate_limited": self.rate_limited}
+
+
+class Bucket:
+    """Continuously refilled token bucket holding at most one second's worth."""
+
+    def __init__(self, per_minute: int) -> None:
+        self.rate = per_minute / 60.0
+        self.cap = max(1.0, self.rate)
+        self.tokens, self.at = self.cap, time.monotonic()
+
+    def take(self, cost: float) -> float:
+        """0 when ``cost`` fits now (and takes it), else seconds until it would."""
+        now = time.monotonic()
+        self.tokens = min(self.cap, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens >= min(cost, self.cap):
+            self.tokens -= cost
+            return 0.0
+        return max(0.01, (min(cost, self.cap) - self.tokens) / self.rate)
+
+
+class Limits:
+    """The ``rpm``/``tpm`` knobs, per model string (a provider limits per model and key)."""
+
+    def __init__(self) -> None:
+        self.buckets: dict[tuple[str, str, int], Bucket] = {}
+
+    def _bucket(self, model: str, kind: str, per_minute: int) -> Bucket:
+        key = (model, kind, per_minute)
+        if key not in self.buckets:
+            self.buckets[key] = Bucket(per_minute)
+        return self.buckets[key]
+
+    def admit(self, model: str, knobs: Knobs, messages: list[dict[str, Any]], text: str) -> float:
+        wait = self._bucket(model, "rpm", knobs.rpm).take(1) if knobs.rpm else 0.0
+        if not wait and knobs.tpm:
+            wait = self._bucket(model, "tpm", knobs.tpm).take(sum(usage(messages, text)))
+            if wait and knobs.rpm:  # refused after all: the request slot is given back
+                self._bucket(model, "rpm", knobs.rpm).tokens += 1
+        return wait
 
 
 def completion_body(model: str, text: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -85,6 +130,7 @@ class SimulatorServer:
         self.defaults = defaults or Knobs()
         self.max_concurrency = max_concurrency
         self.stats = Stats()
+        self.limits = Limits()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.base_events.Server | None = None
         self._thread: threading.Thread | None = None
@@ -135,6 +181,7 @@ class SimulatorServer:
 
     def reset(self) -> None:
         self.stats = Stats()
+        self.limits = Limits()
 
     # --- HTTP ----------------------------------------------------------------------
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -160,11 +207,13 @@ class SimulatorServer:
                     return
                 body = await reader.readexactly(length)
                 status, payload, extra = await self._route(method, path.split("?", 1)[0], body)
-                data = json.dumps(payload).encode()
+                # Batch output files are raw JSONL bytes; everything else is one JSON document.
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                content_type = extra.pop("Content-Type", "application/json")
                 extra_lines = "".join(f"{k}: {v}\r\n" for k, v in extra.items())
                 writer.write(
                     f"HTTP/1.1 {status} {REASONS.get(status, 'Status')}\r\n"
-                    f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+                    f"Content-Type: {content_type}\r\nContent-Length: {len(data)}\r\n"
                     f"{extra_lines}\r\n".encode() + data
                 )
                 await writer.drain()
@@ -186,6 +235,10 @@ class SimulatorServer:
         if path == "/v1/stats/reset" and method == "POST":
             self.reset()
             return 200, {"reset": True}, {}
+        if path.startswith(("/v1/files", "/v1/batches")):  # the Batch API: judging.simulator.batch
+            reply = await batch.store_for(self).route(method, path, body)
+            if reply is not None:
+                return reply
         return 404, {"error": {"message": "not found"}}, {}
 
     async def _complete(self, body: bytes) -> tuple[int, dict, dict]:
@@ -201,9 +254,15 @@ class SimulatorServer:
         self.stats.calls[key] += 1
         self.stats.total_calls += 1
         try:
-            decision = decide(knobs, messages, call_index)
+            decision = decide(knobs, messages, call_index, max_tokens=max_tokens_of(request))
         except ValueError as exc:
             return 400, {"error": {"message": f"bad prompt: {exc}", "type": "invalid_request_error"}}, {}
+        wait = self.limits.admit(model, knobs, messages, decision.text if decision.status == 200 else "")
+        if wait:  # over the model's rpm/tpm: answered at once, like a provider would
+            self.stats.statuses[429] += 1
+            self.stats.rate_limited += 1
+            return 429, {"error": {"message": "rate limit reached", "type": "rate_limit_exceeded"}}, {
+                "Retry-After": f"{wait:.2f}"}
         if self._slots:
             async with self._slots:
                 await self._hold(knobs, decision)

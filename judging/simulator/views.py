@@ -22,7 +22,7 @@ from django.views.decorators.http import require_POST
 
 from cobbler_site.access import Audience, allow
 from judging.prompts import prompt_hash
-from judging.simulator.behaviour import MAX_DELAY_MS, decide, parse_knobs
+from judging.simulator.behaviour import MAX_DELAY_MS, decide, max_tokens_of, parse_knobs
 from judging.simulator.server import BoundedCounter, completion_body, error_body
 
 # prompt hash -> calls seen (for error_rate per call index); forgets the oldest prompts.
@@ -52,7 +52,7 @@ def chat_completions(request: HttpRequest) -> JsonResponse:
         call_index = _calls[key]
         _calls[key] += 1
     try:
-        decision = decide(knobs, messages, call_index)
+        decision = decide(knobs, messages, call_index, max_tokens=max_tokens_of(payload))
     except ValueError as exc:
         return _error(400, f"bad prompt: {exc}")
     time.sleep(min(knobs.latency_ms + decision.hold_ms, MAX_DELAY_MS) / 1000)

@@ -3,11 +3,22 @@
 (function () {
   "use strict";
 
+  // Positions as the page shows them: answers are numbered 1..n, the bar is not one of them.
   function announce(form, item) {
     var status = form.querySelector("#rank-status");
     if (!status || !item) return;
     var items = Array.prototype.slice.call(item.parentNode.children);
-    status.textContent = (item.dataset.label || "Item") + ": position " + (items.indexOf(item) + 1) + " of " + items.length;
+    var answers = items.filter(function (li) { return !li.classList.contains("bar"); });
+    var bar = item.parentNode.querySelector(".bar");
+    var above = bar ? answers.filter(function (li) { return items.indexOf(li) < items.indexOf(bar); }).length : 0;
+    if (item === bar) {
+      status.textContent = "The acceptable bar: " + above + " of " + answers.length + " answers above it";
+      return;
+    }
+    var rank = answers.indexOf(item) + 1;
+    var text = (item.dataset.label || "Item") + ": position " + rank + " of " + answers.length;
+    if (bar) text += rank <= above ? ", acceptable" : ", below the acceptable bar";
+    status.textContent = text;
   }
 
   function move(item, delta) {
@@ -16,20 +27,35 @@
     if (delta > 0 && item.nextElementSibling) item.parentNode.insertBefore(item.nextElementSibling, item);
   }
 
+  function moved(form, item) {
+    form.dataset.touched = "1";
+    announce(form, item);
+  }
+
   function initRanking(form) {
     var list = form.querySelector(".sortable");
     if (!list || list.dataset.ready) return;
     list.dataset.ready = "1";
     if (window.Sortable) {
-      var sortable = window.Sortable.create(list, {
+      // On a touch screen a swipe over an answer must scroll the (long) list: a phone or
+      // tablet drags by the handle only; a mouse drags the whole item, and a touch on a
+      // hybrid laptop needs a long press (delayOnTouchOnly) before it drags.
+      var coarse = window.matchMedia && window.matchMedia("(pointer: coarse)").matches;
+      var options = {
         animation: 120,
         forceFallback: true, // mouse/touch events instead of native DnD: same on phones and desktops
         fallbackTolerance: 4,
+        delay: coarse ? 0 : 350,
+        delayOnTouchOnly: true,
+        touchStartThreshold: 6,
         filter: "button",
         preventOnFilter: false,
         ghostClass: "ghost",
-        onEnd: function (evt) { announce(form, evt.item); },
-      });
+        onEnd: function (evt) { if (evt.oldIndex !== evt.newIndex) moved(form, evt.item); else announce(form, evt.item); },
+      };
+      if (coarse) options.handle = ".handle";
+      list.classList.toggle("by-handle", !!coarse);
+      var sortable = window.Sortable.create(list, options);
       // No reordering while the answer is on its way (htmx.org's Sortable example).
       form.addEventListener("htmx:beforeRequest", function () { sortable.option("disabled", true); });
       form.addEventListener("htmx:afterRequest", function () { sortable.option("disabled", false); });
@@ -40,7 +66,7 @@
       var item = button.closest("li");
       move(item, button.classList.contains("move-up") ? -1 : 1);
       button.focus();
-      announce(form, item);
+      moved(form, item);
     });
     list.addEventListener("keydown", function (e) {
       var item = e.target.closest("li");
@@ -49,14 +75,26 @@
         e.preventDefault();
         move(item, e.key === "ArrowUp" ? -1 : 1);
         item.focus();
-        announce(form, item);
+        moved(form, item);
       }
+    });
+    // The order shown is random: an untouched ranking is most likely a click-through.
+    // Ask once; a second press submits it as shown.
+    var warning = form.querySelector("#untouched-warning");
+    form.addEventListener("htmx:confirm", function (e) {
+      if (!warning || form.dataset.touched || form.dataset.warned) return;
+      e.preventDefault();
+      form.dataset.warned = "1";
+      warning.hidden = false;
+      var button = form.querySelector("#submit-ranking");
+      if (button) button.textContent = "Submit as shown";
     });
   }
 
   function initReveal(form) {
     if (!form.dataset.sequential) return;
     var a = form.querySelector("#reveal-a"), b = form.querySelector("#reveal-b");
+    var hint = form.querySelector("#reveal-hint");
     var buttons = form.querySelectorAll("button.submit");
     function update() {
       var bothSeen = a.dataset.seen && b.dataset.seen;
@@ -65,11 +103,21 @@
     }
     // As in the original order study: A's answer must be opened before B's.
     b.addEventListener("toggle", function () {
-      if (b.open && !a.dataset.seen) { b.open = false; return; }
+      if (b.open && !a.dataset.seen) {
+        b.open = false;
+        if (hint) hint.textContent = "Open System A's answer first: in this task the answers are read in order, A then B.";
+        return;
+      }
       if (b.open) b.dataset.seen = "1";
       update();
     });
-    a.addEventListener("toggle", function () { if (a.open) a.dataset.seen = "1"; update(); });
+    a.addEventListener("toggle", function () {
+      if (a.open) {
+        a.dataset.seen = "1";
+        if (hint) hint.textContent = b.dataset.seen ? "" : "Now open System B's answer.";
+      }
+      update();
+    });
     update();
   }
 

@@ -25,11 +25,13 @@ def test_a_returning_worker_is_the_same_participant(client, pilot):
     assert Participant.objects.count() == 1
 
 
-def test_it_rejects_links_without_an_id_and_mturk_previews(client, pilot):
+def test_it_rejects_links_without_an_id_and_shows_mturk_previews_read_only(client, pilot):
     url = reverse("annotations:start", args=[pilot.slug])
     assert client.get(url).status_code == 400
+    # The preview (tests/annotations/test_recruitment.py) is a page, not an entry: no cookie.
     preview = client.get(url + "?workerId=W&assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=H")
-    assert preview.status_code == 400 and b"preview" in preview.content
+    assert preview.status_code == 200 and b"Preview" in preview.content
+    assert f"cw_{pilot.pk}" not in preview.cookies
     assert client.get(url + "?code=%3Cscript%3E").status_code == 400
     assert Participant.objects.count() == 0
 

@@ -72,9 +72,11 @@ def test_double_submit_and_a_second_tab_store_one_row(worker, pilot):
     first = worker.post(url, {"token": token, "choice": "A"})
     again = worker.post(url, {"token": token, "choice": "A"})
     other_tab = worker.post(url, {"token": second_tab_token, "choice": "B"})
-    assert first.status_code == again.status_code == other_tab.status_code == 302
-    assert first["Location"] == again["Location"] == other_tab["Location"]
-    assert list(Submission.objects.values_list("choice", flat=True)) == ["A"]  # first answer wins
+    assert first.status_code == again.status_code == 302 and first["Location"] == again["Location"]
+    # The second tab's answer is not stored (first answer wins), and the worker is told so.
+    assert other_tab.status_code == 409 and b"answered in another tab" in other_tab.content
+    assert f'href="{first["Location"]}"'.encode() in other_tab.content
+    assert list(Submission.objects.values_list("choice", flat=True)) == ["A"]
 
 
 def test_a_reload_resumes_at_the_first_unanswered_task(worker, pilot):

@@ -31,7 +31,7 @@ from analysis.report import build_report
 from annotations import services
 from annotations.models import Assignment, Participant
 from cobbler_site.access import Audience, audience_of
-from judging.models import Judge, JudgeJob
+from judging.models import GenerationJob, Judge, JudgeJob
 from tests.annotations.conftest import build_study, enter, qualify
 
 PERSONAS = ("anonymous", "worker", "non_staff", "other_researcher", "owner", "superuser")
@@ -78,6 +78,8 @@ def world(db):
     judge = Judge.objects.create(name=PRIVATE_JUDGE, kind=Judge.Kind.BASELINE, baseline="longer", owner=owner)
     job = JudgeJob.objects.create(study=study, judge=judge, conditions=["order"], created_by=owner,
                                   status=JudgeJob.Status.RUNNING)
+    generation = GenerationJob.objects.create(study=study, judge=judge, candidate_key="alice-gen",
+                                              created_by=owner, status=GenerationJob.Status.RUNNING)
     # A finished report, so the report and download routes have something to hand the owner.
     run = ReportRun.objects.create(study=study, profile="default", created_by=owner, status=ReportRun.Status.DONE,
                                    result=build_report(study=study, profile="default"), figures={})
@@ -89,8 +91,10 @@ def world(db):
     kwargs = {
         "slug": PRIVATE_SLUG, "assignment_id": assignment.pk, "position": 0, "job_id": job.pk,
         "judge_id": judge.pk, "run_id": run.pk, "action": "pause", "fmt": "csv",
+        "generation_id": generation.pk,
     }
-    return {"clients": clients, "users": users, "kwargs": kwargs, "job": job, "judge": judge, "assignment": assignment}
+    return {"clients": clients, "users": users, "kwargs": kwargs, "job": job, "judge": judge, "assignment": assignment,
+            "generation": generation}
 
 
 def _url(route: str, pattern: URLPattern, world: dict) -> str:
@@ -98,7 +102,8 @@ def _url(route: str, pattern: URLPattern, world: dict) -> str:
     values = dict(world["kwargs"])
     if "pk" in names:  # which object a bare pk names depends on the route
         values["pk"] = (world["judge"].pk if "judges/" in route and "judge-jobs" not in route
-                        else world["assignment"].pk if "assignments/" in route else world["job"].pk)
+                        else world["assignment"].pk if "assignments/" in route
+                        else world["generation"].pk if "generation-jobs/" in route else world["job"].pk)
     url = "/" + route.lstrip("^")
     for name in names:
         url = re.sub(rf"\(\?P<{name}>[^)]*\)|<(?:\w+:)?{name}>", str(values[name]), url)
@@ -157,3 +162,9 @@ def test_the_authorization_matrix(world):
     assert not wrong, "\n".join(wrong)
     assert cells == len(ROUTES) * len(PERSONAS)
     print(f"authorization matrix: {len(ROUTES)} routes x {len(PERSONAS)} personas = {cells} cells")
+
+
+def test_the_study_upload_routes_are_walked_as_researcher_pages():
+    """The generic-study upload (preview, confirm) is in the matrix above, for researchers only."""
+    audiences = {p.name: audience_of(p.callback) for _route, p in ROUTES}
+    assert audiences["study_import"] == audiences["study_import_confirm"] == Audience.RESEARCHER

@@ -21,7 +21,7 @@ from analysis.models import ReportRun
 from analysis.report import build_report
 from annotations import services
 from annotations.models import Assignment
-from judging.models import Judge, JudgeJob
+from judging.models import GenerationJob, Judge, JudgeJob
 from tests.annotations.conftest import build_study, enter, qualify
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -44,9 +44,12 @@ def seeded(live_server):
     judge = Judge.objects.create(name="contract-judge", kind=Judge.Kind.BASELINE, baseline="longer", owner=user)
     job = JudgeJob.objects.create(study=study, judge=judge, conditions=["order"], created_by=user,
                                   status=JudgeJob.Status.PAUSED)
+    generation = GenerationJob.objects.create(study=study, judge=judge, candidate_key="contract-gen",
+                                              created_by=user, status=GenerationJob.Status.PAUSED)
     run = ReportRun.objects.create(study=study, profile="default", created_by=user, status=ReportRun.Status.DONE,
                                    result=build_report(study=study, profile="default"), figures={})
-    return {"token": token.key, "study": study, "assignment": assignment, "judge": judge, "job": job, "run": run}
+    return {"token": token.key, "study": study, "assignment": assignment, "judge": judge, "job": job, "run": run,
+            "generation": generation}
 
 
 def _known_ids(path: str, seeded: dict) -> dict[str, object]:
@@ -57,7 +60,8 @@ def _known_ids(path: str, seeded: dict) -> dict[str, object]:
         values["run_id"] = seeded["run"].pk
     if "{id}" in path:
         values["id"] = (seeded["judge"].pk if path.startswith("/api/judges/")
-                        else seeded["assignment"].pk if path.startswith("/api/assignments/") else seeded["job"].pk)
+                        else seeded["assignment"].pk if path.startswith("/api/assignments/")
+                        else seeded["generation"].pk if path.startswith("/api/generation-jobs/") else seeded["job"].pk)
     return values
 
 

@@ -10,6 +10,7 @@ import pytest
 from annotations.models import Candidate, Instruction, Pair, Response, Study
 from judging.models import Judge
 from judging.simulator.server import SimulatorServer
+from tests.conftest import WorkerProcess, purge_broker
 
 CANDIDATES = ("alpha", "bravo", "charlie", "delta")
 INSTRUCTIONS = (
@@ -61,3 +62,35 @@ def make_sim_judge(simulator):
         return Judge.objects.create(name=name, **defaults)
 
     return make
+
+
+@pytest.fixture
+def start_worker(transactional_db) -> Iterator:
+    """``start_worker()`` starts a real Celery worker (queues llm and default, 4 threads) on the
+    test database; every one started is stopped, and the broker purged, after the test. Set
+    the worker's environment (leases, backoff...) with monkeypatch before starting it."""
+    purge_broker()
+    workers: list[WorkerProcess] = []
+
+    def start() -> WorkerProcess:
+        workers.append(WorkerProcess(queues="llm,default", concurrency=4).start())
+        return workers[-1]
+
+    start.workers = workers
+    yield start
+    for worker in workers:
+        worker.stop()
+    purge_broker()
+
+
+def worker_environment(monkeypatch: pytest.MonkeyPatch, **values: str) -> None:
+    for name, value in values.items():
+        monkeypatch.setenv(name, value)
+
+
+@pytest.fixture
+def judge_worker(start_worker, monkeypatch):
+    """Workers with short leases and fast backoff, so failures heal within a test."""
+    worker_environment(monkeypatch, JUDGING_LEASE_SECONDS="3", JUDGING_BACKOFF_BASE_MS="50",
+                       JUDGING_BACKOFF_CAP_MS="500", JUDGING_CHUNK_SIZE="10")
+    return start_worker

@@ -4,7 +4,6 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import ARTIFACTS
-from tests.judging.test_jobs_worker import judge_worker  # noqa: F401 - fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.slow]
 
@@ -14,7 +13,7 @@ def page(browser):
     return browser.new_page()
 
 
-def test_launch_and_watch_a_job(live_server, page, researcher, study, make_sim_judge, judge_worker):  # noqa: F811
+def test_launch_and_watch_a_job(live_server, page, researcher, study, make_sim_judge, judge_worker):
     make_sim_judge(name="sim-judge", knobs="latency_ms=150,invalid=0.1,seed=2", max_concurrency=4)
     judge_worker()
     page.goto(f"{live_server.url}/accounts/login/?next=/judging/jobs/")

@@ -13,9 +13,21 @@ from judging.simulator.behaviour import decide, parse_knobs
 ALL = ["order", "compassion", "bandwagon", "attentional", "selective", "plain"]
 
 
-def run_all(job) -> None:
-    ids = list(job.judgments.values_list("pk", flat=True))
-    runner.run_chunk(job_id=job.pk, judgment_ids=ids)
+def run_all(job, rounds: int = 20) -> None:
+    """What the worker does, in-process: run the chunk, then again for the rows a transient
+    error deferred (retries never sleep inside a chunk), each once its not_before is due."""
+    import time
+
+    from django.utils import timezone
+
+    for _ in range(rounds):
+        pending = job.judgments.filter(status="pending")
+        if not pending.exists():
+            break
+        due = max(filter(None, pending.values_list("not_before", flat=True)), default=None)
+        if due is not None:
+            time.sleep(max(0.0, (due - timezone.now()).total_seconds()))
+        runner.run_chunk("judge", job.pk, list(pending.values_list("pk", flat=True)))
     job.refresh_from_db()
 
 
@@ -144,7 +156,7 @@ def test_the_sweeper_requeues_only_silent_running_jobs(study):
     from django.utils import timezone
 
     from judging.models import JudgeJob
-    from judging.tasks import run_judgment_chunk, sweep_stale_judge_work
+    from judging.tasks import run_work_chunk, sweep_stale_judge_work
     from tests.conftest import purge_broker
 
     judge = services.ensure_baseline_judge(name="random")
@@ -157,7 +169,7 @@ def test_the_sweeper_requeues_only_silent_running_jobs(study):
     sent = []
     from unittest import mock
 
-    with mock.patch.object(run_judgment_chunk, "delay", side_effect=lambda *a: sent.append(a)):
+    with mock.patch.object(run_work_chunk, "delay", side_effect=lambda kind, *a: sent.append(a)):
         assert sweep_stale_judge_work.apply().get() == 1  # 36 rows in one chunk of 50
     assert [job_id for job_id, _ in sent] == [silent.pk]
     assert set(sent[0][1]) == set(silent.judgments.values_list("pk", flat=True))
@@ -165,16 +177,18 @@ def test_the_sweeper_requeues_only_silent_running_jobs(study):
     purge_broker()
 
 
-def test_a_crashing_chunk_marks_the_job_failed(study, monkeypatch):
-    from judging.tasks import run_judgment_chunk
+@pytest.mark.parametrize("task_name", ["run_work_chunk", "run_judgment_chunk"])
+def test_a_crashing_chunk_marks_the_job_failed(study, monkeypatch, task_name):
+    from judging import tasks
 
     judge = services.ensure_baseline_judge(name="random")
     job = services.start_judge_job(study=study, judge=judge, condition_names=["order"])
     monkeypatch.setattr(runner, "run_chunk", mock_crash)
-    run_judgment_chunk.apply(args=(job.pk, [1]), throw=False)
+    args = ("judge", job.pk, [1]) if task_name == "run_work_chunk" else (job.pk, [1])
+    getattr(tasks, task_name).apply(args=args, throw=False)
     job.refresh_from_db()
     assert job.status == "failed" and job.error == "a chunk crashed: ZeroDivisionError"
 
 
-def mock_crash(**kwargs):
+def mock_crash(*args, **kwargs):
     return 1 / 0

@@ -1,8 +1,14 @@
 """`create_judge NAME --base-url URL --model M [--api-key-env JUDGE_KEY_X]` or `create_judge NAME --baseline longer`.
 
+Registers a model in the registry with its roles (``--roles judge,generator``; default: both
+for an endpoint model, judge for a baseline), its shared limits (``--rpm``, ``--tpm``,
+``--max-concurrency``) and prices (``--price-in/--price-out``, ``--batch-price-in/--batch-price-out``;
+blank batch prices are half the synchronous ones). ``--self-candidate`` is optional: a model that
+also wrote answers in a study is measured for self-preference automatically.
+
 The key variable must start with JUDGE_KEY_ENV_PREFIX (default ``JUDGE_KEY_``) and the base URL
-must be allowed by JUDGE_ALLOWED_HOSTS; otherwise the command exits non-zero with one line.
-Without ``--owner`` the judge is public (every researcher may use it).
+must be allowed by JUDGE_ALLOWED_HOSTS; otherwise the command exits non-zero with one line and
+writes nothing. Without ``--owner`` the model is public (every researcher may use it).
 """
 from __future__ import annotations
 
@@ -13,8 +19,36 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 
 from judging import services
+
+ROLES = ("judge", "generator")
+
+
+def _roles(raw: str, *, baseline: bool) -> tuple[bool, bool]:
+    """'judge,generator' -> (judge, generator); blank -> the default for the kind."""
+    if not raw.strip():
+        return True, not baseline
+    names = [r.strip() for r in raw.split(",") if r.strip()]
+    unknown = [r for r in names if r not in ROLES]
+    if unknown or not names:
+        raise CommandError(f"unknown role {unknown[0] if unknown else raw!r}; use judge, generator or both")
+    if baseline and "generator" in names:
+        raise CommandError("a baseline can only judge (it writes no answers); use --roles judge")
+    return "judge" in names, "generator" in names
+
+
+def _price(raw: str | None, flag: str) -> Decimal | None:
+    if raw is None or raw == "":
+        return None
+    try:
+        value = Decimal(raw)
+    except InvalidOperation:
+        raise CommandError(f"{flag} must be a number of USD per 1k tokens, got {raw!r}") from None
+    if value < 0 or not value.is_finite():
+        raise CommandError(f"{flag} must be a non-negative number, got {raw!r}")
+    return value
 
 
 class Command(BaseCommand):
@@ -29,10 +63,18 @@ class Command(BaseCommand):
                             help="name of the env var holding the key, e.g. JUDGE_KEY_OPENAI")
         parser.add_argument("--generation", default="{}", help='JSON, e.g. {"temperature": 0}')
         parser.add_argument("--max-concurrency", type=int, default=8)
-        parser.add_argument("--rpm", type=int, default=600)
+        parser.add_argument("--rpm", type=int, default=600, help="requests per minute, all workers (0 = no limit)")
+        parser.add_argument("--tpm", type=int, default=0, help="tokens per minute, all workers (0 = no limit)")
+        parser.add_argument("--roles", default="",
+                            help="judge, generator or judge,generator (default: both; a baseline: judge)")
         parser.add_argument("--price-in", default="0", help="USD per 1k input tokens")
         parser.add_argument("--price-out", default="0", help="USD per 1k output tokens")
-        parser.add_argument("--self-candidate", default="", help="candidate key that is this judge's model")
+        parser.add_argument("--batch-price-in", default=None, help="Batch API USD per 1k input tokens (default: half)")
+        parser.add_argument("--batch-price-out", default=None,
+                            help="Batch API USD per 1k output tokens (default: half)")
+        parser.add_argument("--self-candidate", default="",
+                            help="optional: the candidate key that is this model (found automatically when "
+                                 "the model generated a study's answers)")
         parser.add_argument("--timeout", type=float, default=60.0)
         parser.add_argument("--transport", default="openai", choices=["openai", "http"],
                             help="openai SDK (default) or lean HTTP for high-throughput local servers")
@@ -47,25 +89,41 @@ class Command(BaseCommand):
             raise CommandError(f"bad --generation or price: {exc}") from None
         if not isinstance(generation, dict):
             raise CommandError("--generation must be a JSON object")
+        use_as_judge, use_as_generator = _roles(o["roles"], baseline=bool(o["baseline"]))
+        if o["tpm"] < 0:
+            raise CommandError("--tpm must be 0 (no limit) or more")
+        batch_in = _price(o["batch_price_in"], "--batch-price-in")
+        batch_out = _price(o["batch_price_out"], "--batch-price-out")
         owner = None
         if o["owner"]:
             owner = get_user_model().objects.filter(username=o["owner"]).first()
             if owner is None:
                 raise CommandError(f"no user called {o['owner']!r}")
         try:
-            judge = services.create_judge(
-                name=o["name"], baseline=o["baseline"], base_url=o["base_url"], model=o["model"],
-                api_key_env=o["api_key_env"], generation=generation,
-                max_concurrency=o["max_concurrency"], requests_per_minute=o["rpm"],
-                price_in_per_1k=price_in, price_out_per_1k=price_out,
-                self_candidate_key=o["self_candidate"], request_timeout=o["timeout"],
-                transport=o["transport"], owner=owner,
-            )
+            with transaction.atomic():  # the registry row and its extra fields, or nothing
+                judge = self._create(o, generation, price_in, price_out, owner)
+                judge.use_as_judge, judge.use_as_generator = use_as_judge, use_as_generator
+                judge.batch_price_in_per_1k, judge.batch_price_out_per_1k = batch_in, batch_out
+                if not o["baseline"]:
+                    judge.tokens_per_minute = o["tpm"]
+                if o["shared"] and owner is not None:
+                    judge.is_shared = True
+                judge.save(update_fields=["use_as_judge", "use_as_generator", "batch_price_in_per_1k",
+                                          "batch_price_out_per_1k", "tokens_per_minute", "is_shared"])
         except services.JobError as exc:
             raise CommandError(str(exc)) from None
         except ValidationError as exc:
             raise CommandError("; ".join(exc.messages)) from None
-        if o["shared"] and owner is not None:
-            judge.is_shared = True
-            judge.save(update_fields=["is_shared"])
-        self.stdout.write(f"judge {judge.name} ({judge.kind}) created")
+        roles = "+".join(r for r, on in zip(ROLES, (use_as_judge, use_as_generator), strict=True) if on)
+        self.stdout.write(f"judge {judge.name} ({judge.kind}) created; roles {roles}")
+
+    def _create(self, o: dict[str, Any], generation: dict, price_in: Decimal, price_out: Decimal,
+                owner: Any) -> Any:
+        return services.create_judge(
+            name=o["name"], baseline=o["baseline"], base_url=o["base_url"], model=o["model"],
+            api_key_env=o["api_key_env"], generation=generation,
+            max_concurrency=o["max_concurrency"], requests_per_minute=o["rpm"],
+            price_in_per_1k=price_in, price_out_per_1k=price_out,
+            self_candidate_key=o["self_candidate"], request_timeout=o["timeout"],
+            transport=o["transport"], owner=owner,
+        )

@@ -1,4 +1,4 @@
-"""`run_judges --study SLUG --judge NAME [--conditions order,bandwagon] [--pair-set all|human] [--wait]`."""
+"""`run_judges --study SLUG --judge NAME [--conditions order,bandwagon] [--pair-set all|human] [--batch] [--wait]`."""
 from __future__ import annotations
 
 import time
@@ -27,6 +27,8 @@ class Command(BaseCommand):
         parser.add_argument("--parser", default="robust", choices=["robust", "paper"])
         parser.add_argument("--prompt-version", default=prompts.DEFAULT_VERSION)
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--batch", action="store_true",
+                            help="send the calls through the model's Batch API (batch price, answered within 24 h)")
         parser.add_argument("--wait", action="store_true", help="show a progress bar until the job ends")
 
     def handle(self, *args: Any, **o: Any) -> None:
@@ -50,31 +52,52 @@ class Command(BaseCommand):
                     pair_set=o["pair_set"], budget_usd=budget,
                     bandwagon_percent=o["bandwagon_percent"], parser=o["parser"],
                     prompt_version=o["prompt_version"], seed=o["seed"],
+                    mode=JudgeJob.Mode.BATCH if o["batch"] else JudgeJob.Mode.SYNC,
                 )
         except services.JobError as exc:
             raise CommandError(str(exc)) from None
-        self.stdout.write(f"job {job.pk}: {job.total} judgments queued for {judge.name} on {study.slug}")
+        via = " through the Batch API" if job.mode == JudgeJob.Mode.BATCH else ""
+        self.stdout.write(f"job {job.pk}: {job.total} judgments queued{via} for {judge.name} on {study.slug}")
         if o["wait"]:
             self._wait(job)
 
     def _wait(self, job: JudgeJob) -> None:
-        while True:
-            job.refresh_from_db()
-            self.stdout.write("\r" + progress_line(job), ending="")
-            self.stdout.flush()
-            if job.is_finished:
-                break
-            time.sleep(1)
-        self.stdout.write("")
-        if job.status != JudgeJob.Status.COMPLETED:
-            raise CommandError(f"job {job.pk} ended {job.status}")
+        wait_with_progress(self.stdout, job, "job")
 
 
-def progress_line(job: JudgeJob, width: int = 30) -> str:
+def wait_with_progress(stdout: Any, job: Any, what: str) -> None:
+    """Redraw the progress bar every second until the job (judge or generation) finishes;
+    CommandError (a non-zero exit) unless it completed."""
+    while True:
+        job.refresh_from_db()
+        stdout.write("\r" + progress_line(job), ending="")
+        stdout.flush()
+        if job.is_finished:
+            break
+        time.sleep(1)
+    stdout.write("")
+    if job.status != job.Status.COMPLETED:
+        raise CommandError(f"{what} {job.pk} ended {job.status}")
+
+
+def progress_line(job: Any, width: int = 30) -> str:
     p = job.progress()
     filled = int(width * p["percent"] / 100)
     rate = f"{p['rate']:.1f}/s" if p["rate"] else "-/s"
     eta = f"ETA {p['eta']:.0f}s" if p["eta"] is not None else job.status
+    invalid = f"{job.invalid} invalid " if hasattr(job, "invalid") else ""  # judge jobs parse verdicts
     return (f"[{'#' * filled}{'.' * (width - filled)}] {p['percent']:5.1f}% {job.done}/{job.total} done "
-            f"{job.failed} failed {job.invalid} invalid {job.tokens_in + job.tokens_out} tok "
-            f"${job.cost_usd:.4f} {rate} {eta}")
+            f"{job.failed} failed {invalid}{job.tokens_in + job.tokens_out} tok "
+            f"${job.cost_usd:.4f} {rate} {eta}{batch_note(job)}")
+
+
+def batch_note(job: JudgeJob) -> str:
+    """' | batches: 1 in_progress, 2 collected' for a batch-mode job (the provider's states)."""
+    if job.mode != JudgeJob.Mode.BATCH:
+        return ""
+    from collections import Counter
+
+    from judging.batch.driver import runs_of
+
+    states = Counter(run.provider_status if run.state == "submitted" else run.state for run in runs_of(job))
+    return " | batches: " + (", ".join(f"{n} {state}" for state, n in sorted(states.items())) or "none yet")

@@ -1,0 +1,97 @@
+"""Write a study in the generic format (docs/study-format.md), the inverse of ``import_study``.
+
+Deterministic: instructions in index order, responses by instruction then candidate
+position, votes and rankings by batch (creation order) then task position, one JSON
+object per line with a fixed key order. So export -> import -> export gives the same
+bytes. Annotators are written as their pseudonyms (``Participant.label``), never a
+platform id. A vote's ``model_a`` is the answer shown first, so ``presented_first`` is
+always ``model_a``. Only human work that counts in reports by default is written:
+submitted, approved assignments (``analysis.loaders.counted_work``).
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from annotations.importers.base import BadInput
+from annotations.models import Assignment, Condition, Instruction, Response, Study, Submission
+
+CUED = ("bandwagon", "attentional")
+
+
+def _line(row: dict) -> str:
+    return json.dumps(row, ensure_ascii=False) + "\n"
+
+
+def _write(path: Path, rows: Iterable[dict]) -> int:
+    count = 0
+    with path.open("w", encoding="utf-8", newline="\n") as handle:
+        for row in rows:
+            handle.write(_line(row))
+            count += 1
+    return count
+
+
+def _counted(study: Study):  # noqa: ANN202 - a Submission queryset
+    return Submission.objects.filter(
+        assignment__batch__study=study, assignment__status=Assignment.Status.SUBMITTED,
+        assignment__review=Assignment.Review.APPROVED,
+    ).order_by("task__batch_id", "task__position", "pk")
+
+
+def instruction_ids(study: Study) -> dict[int, str]:
+    """Instruction pk -> the id written (external_id, else the index); unique or BadInput."""
+    # MT-Bench keeps one instruction per (question, turn) under the question's id.
+    out = {pk: (ext if turn == 1 else f"{ext}#turn{turn}") if ext else str(index) for pk, ext, index, turn in
+           Instruction.objects.filter(study=study).values_list("pk", "external_id", "index", "turn")}
+    if len(set(out.values())) != len(out):
+        raise BadInput(f"study {study.slug}", "two instructions would get the same id in instructions.jsonl")
+    return out
+
+
+def export_study(*, study: Study, out: Path) -> dict[str, int]:
+    """Write the files into directory ``out`` (created if needed); rows written per file."""
+    out.mkdir(parents=True, exist_ok=True)
+    ids = instruction_ids(study)
+    counts = {"instructions.jsonl": _write(out / "instructions.jsonl", (
+        {"id": ids[i.pk], "instruction": i.text}
+        | ({"reference": i.reference} if i.reference else {}) | ({"category": i.kind} if i.kind else {})
+        for i in Instruction.objects.filter(study=study).order_by("index")))}
+    responses = Response.objects.filter(instruction__study=study).order_by(
+        "instruction__index", "candidate__position", "candidate__key").values_list(
+        "pk", "instruction_id", "candidate__key", "text")
+    key_of = {}
+    rows = []
+    for pk, instruction, key, text in responses:
+        key_of[pk] = key
+        rows.append({"instruction_id": ids[instruction], "model": key, "text": text})
+    counts["responses.jsonl"] = _write(out / "responses.jsonl", rows)
+    counted = _counted(study).values_list(
+        "task__kind", "task__condition", "task__instruction_id", "task__pair__response_a_id",
+        "task__pair__response_b_id", "task__presentation", "task__cue", "choice", "ranking", "bar_position",
+        "assignment__participant__label", "assignment__participant_id")
+    votes, rankings = [], []
+    for kind, condition, instruction, resp_a, resp_b, presentation, cue, choice, ranking, bar, label, who in counted:
+        annotator = label or f"participant-{who}"
+        if kind == "ranking":
+            rankings.append({"instruction_id": ids[instruction], "annotator": annotator,
+                             "ranking": [key_of[int(r)] for r in ranking or []]}
+                            | ({"acceptable_count": bar} if bar is not None else {}))
+            continue
+        if condition == Condition.RANKING or choice not in ("A", "B", "T"):
+            continue
+        first, second = (resp_a, resp_b) if presentation == "ab" else (resp_b, resp_a)
+        vote = {"instruction_id": ids[instruction], "model_a": key_of[first], "model_b": key_of[second],
+                "winner": {"A": "model_a", "B": "model_b", "T": "tie"}[choice], "annotator": annotator,
+                "condition": condition, "presented_first": "model_a"}
+        if condition in CUED and isinstance(cue, dict) and cue.get("cue_slot") in ("A", "B"):
+            vote["cued"] = "model_a" if cue["cue_slot"] == "A" else "model_b"
+        votes.append(vote)
+    for name, rows_ in (("votes.jsonl", votes), ("rankings.jsonl", rankings)):
+        path = out / name
+        if rows_:
+            counts[name] = _write(path, rows_)
+        elif path.exists():
+            path.unlink()  # a stale file from an earlier export would be read back in
+    return counts

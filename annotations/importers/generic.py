@@ -1,0 +1,371 @@
+"""The generic study format (docs/study-format.md): read and validate into a plan, write nothing.
+
+Four JSONL files, each line checked against its schema in
+``annotations/schemas/study.schema.json`` (jsonschema), then the rules a schema cannot
+say: ids unique, every reference known, a ranking a permutation of the instruction's
+models. Errors are collected (up to ``MAX_ERRORS``) so the browser preview can list
+them row by row; the command raises the first as a one-line ``BadInput``.
+``annotations.importers.generic_write`` applies a plan without errors.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError as SchemaError
+
+from annotations.importers.base import BadInput, read_json_lines
+
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "study.schema.json"
+# file name -> (schema $defs entry, required)
+FILES = {
+    "instructions.jsonl": ("instruction", True),
+    "responses.jsonl": ("response", True),
+    "votes.jsonl": ("vote", False),
+    "rankings.jsonl": ("ranking", False),
+}
+MAX_ERRORS = 50
+CUED_CONDITIONS = ("bandwagon", "attentional")
+
+
+@dataclass(frozen=True)
+class Problem:
+    where: str  # "votes.jsonl:17", or a file name for file-level problems
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.problem}"
+
+
+@dataclass(frozen=True)
+class InstructionRow:
+    where: str
+    id: str
+    text: str
+    reference: str
+    category: str
+
+
+@dataclass(frozen=True)
+class ResponseRow:
+    where: str
+    instruction_id: str
+    model: str
+    text: str
+
+
+@dataclass(frozen=True)
+class VoteRow:
+    where: str
+    instruction_id: str
+    model_a: str
+    model_b: str
+    winner: str  # model_a | model_b | tie
+    annotator: str
+    condition: str
+    presented_first: str  # model_a | model_b
+    cued: str  # model_a | model_b, or "" outside bandwagon/attentional
+
+    @property
+    def first_model(self) -> str:
+        """The model whose answer was shown first (slot A)."""
+        return self.model_a if self.presented_first == "model_a" else self.model_b
+
+    @property
+    def second_model(self) -> str:
+        return self.model_b if self.presented_first == "model_a" else self.model_a
+
+
+@dataclass(frozen=True)
+class RankingRow:
+    where: str
+    instruction_id: str
+    annotator: str
+    ranking: tuple[str, ...]
+    acceptable_count: int | None
+
+
+@dataclass
+class StudyPlan:
+    """Everything an import would write, in file order, or the problems that stop it."""
+
+    instructions: list[InstructionRow] = field(default_factory=list)
+    responses: list[ResponseRow] = field(default_factory=list)
+    votes: list[VoteRow] = field(default_factory=list)
+    rankings: list[RankingRow] = field(default_factory=list)
+    digests: dict[str, str] = field(default_factory=dict)  # file name -> sha256
+    lines: dict[str, int] = field(default_factory=dict)  # file name -> rows read
+    problems: list[Problem] = field(default_factory=list)
+    more_problems: int = 0  # problems found beyond MAX_ERRORS
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def problem(self, where: str, text: str) -> None:
+        if len(self.problems) < MAX_ERRORS:
+            self.problems.append(Problem(where, " ".join(text.split())[:400]))
+        else:
+            self.more_problems += 1
+
+    def raise_first(self) -> None:
+        """The command's contract: one line, the first problem (and how many others)."""
+        if self.problems:
+            first = self.problems[0]
+            others = len(self.problems) - 1 + self.more_problems
+            raise BadInput(first.where, first.problem + (f" (and {others} more problem(s))" if others else ""))
+
+    def models(self) -> list[str]:
+        """Model names in canonical order: first appearance, instructions in file order."""
+        order = {row.id: n for n, row in enumerate(self.instructions)}
+        rows = sorted(self.responses, key=lambda r: order.get(r.instruction_id, len(order)))
+        return list(dict.fromkeys(row.model for row in rows))
+
+    def models_of(self) -> dict[str, list[str]]:
+        """instruction id -> its models in canonical order."""
+        rank = {m: n for n, m in enumerate(self.models())}
+        out: dict[str, list[str]] = {row.id: [] for row in self.instructions}
+        for row in self.responses:
+            out.setdefault(row.instruction_id, []).append(row.model)
+        return {key: sorted(models, key=rank.__getitem__) for key, models in out.items()}
+
+    def annotators(self) -> list[str]:
+        """Raw annotator ids in order of first appearance (votes, then rankings); never stored."""
+        return list(dict.fromkeys([v.annotator for v in self.votes] + [r.annotator for r in self.rankings]))
+
+    def counts(self) -> dict[str, int]:
+        """What the import would create (the preview's table)."""
+        pairs = sum(len(list(combinations(models, 2))) for models in self.models_of().values())
+        return {
+            "instructions": len(self.instructions), "models": len(self.models()),
+            "responses": len(self.responses), "pairs": pairs, "votes": len(self.votes),
+            "rankings": len(self.rankings), "annotators": len(self.annotators()),
+        }
+
+    def votes_by_condition(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for vote in self.votes:
+            out[vote.condition] = out.get(vote.condition, 0) + 1
+        return dict(sorted(out.items()))
+
+
+@lru_cache(maxsize=1)
+def schema() -> dict[str, Any]:
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+@cache
+def _validator(definition: str) -> Draft202012Validator:
+    whole = schema()
+    # The file's own schema, with $defs alongside so its $refs resolve.
+    return Draft202012Validator({**whole["$defs"][definition], "$defs": whole["$defs"]})
+
+
+def _field(error: SchemaError) -> str:
+    path = [str(p) for p in error.absolute_path]
+    return ".".join(path) if path else "the line"
+
+
+def describe(error: SchemaError) -> str:
+    """A schema error as a short sentence naming the field (e.g. 'winner must be model_a, model_b or tie')."""
+    name, kind, value = _field(error), error.validator, error.validator_value
+    if kind == "enum":
+        options = [str(v) for v in value]
+        listed = ", ".join(options[:-1]) + f" or {options[-1]}" if len(options) > 1 else options[0]
+        return f"{name} must be {listed}, not {error.instance!r}"[:300]
+    if kind == "required":
+        missing = [k for k in value if isinstance(error.instance, dict) and k not in error.instance]
+        return f"missing field {', '.join(missing) or value}"
+    if kind == "additionalProperties":
+        known = set(error.schema.get("properties", {}))
+        extra = sorted(k for k in error.instance if k not in known) if isinstance(error.instance, dict) else []
+        return f"unknown field {', '.join(extra)} (allowed: {', '.join(sorted(known))})"
+    if kind == "type":
+        return "a line must be a JSON object" if name == "the line" else f"{name} must be of type {value}"
+    if kind == "oneOf" and name.endswith("id"):
+        return f"{name} must be a non-empty string (at most 64 characters) or a non-negative integer"
+    if kind == "minLength":
+        return f"{name} must not be empty"
+    if kind == "maxLength":
+        return f"{name} is longer than {value} characters"
+    if kind == "pattern":
+        return f"{name} must not start or end with whitespace"
+    if kind == "minItems":
+        return f"{name} must list at least {value} items"
+    if kind == "uniqueItems":
+        return f"{name} lists a model twice"
+    if kind == "minimum":
+        return f"{name} must be at least {value}"
+    if kind == "not" and value == {"required": ["cued"]}:
+        return "cued is only allowed with condition bandwagon or attentional"
+    return f"{name}: {error.message}"[:300]
+
+
+def schema_problems(definition: str, value: Any) -> list[str]:
+    """Every schema violation of one line, most specific first; [] when valid."""
+    errors = sorted(_validator(definition).iter_errors(value), key=lambda e: (list(e.absolute_path), e.validator))
+    # if/then reports "cued is a required property" under 'then': say why.
+    out = []
+    for error in errors:
+        text = describe(error)
+        if error.validator == "required" and "cued" in error.validator_value:
+            text = f"condition {value.get('condition')} needs cued (model_a or model_b: the model the cue favours)"
+        out.append(text)
+    return out
+
+
+def _key(value: Any) -> str:
+    return str(value)
+
+
+def _lines(path: Path, name: str, plan: StudyPlan) -> Iterator[tuple[str, Any]]:
+    """The file's lines, stopping (with one problem) at a line that is not JSON or too long."""
+    try:
+        yield from read_json_lines(path, name)
+    except BadInput as exc:
+        where, _, problem = str(exc).partition(": ")
+        plan.problem(where, problem)
+
+
+def _read_file(path: Path, name: str, definition: str, plan: StudyPlan) -> list[tuple[str, dict]]:
+    rows = []
+    for where, value in _lines(path, name, plan):
+        plan.lines[name] = plan.lines.get(name, 0) + 1
+        problems = schema_problems(definition, value)
+        for text in problems:
+            plan.problem(where, text)
+        if not problems:
+            rows.append((where, value))
+    return rows
+
+
+def sha256_of(path: Path) -> str:
+    sha = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            sha.update(chunk)
+    return sha.hexdigest()
+
+
+def read_study(root: Path) -> StudyPlan:
+    """Read and check the study files in directory ``root``; the plan lists every problem found."""
+    plan = StudyPlan()
+    if not root.is_dir():
+        plan.problem(str(root), "not a directory")
+        return plan
+    raw: dict[str, list[tuple[str, dict]]] = {}
+    for name, (definition, required) in FILES.items():
+        path = root / name
+        if not path.is_file():
+            if required:
+                plan.problem(name, "file not found (instructions.jsonl and responses.jsonl are required)")
+            continue
+        plan.digests[name] = sha256_of(path)
+        plan.lines[name] = 0
+        raw[name] = _read_file(path, name, definition, plan)
+    _instructions(raw.get("instructions.jsonl", []), plan)
+    _responses(raw.get("responses.jsonl", []), plan)
+    answered = plan.models_of()
+    _votes(raw.get("votes.jsonl", []), plan, answered)
+    _rankings(raw.get("rankings.jsonl", []), plan, answered)
+    if "instructions.jsonl" in plan.digests and not plan.instructions and plan.ok:
+        plan.problem("instructions.jsonl", "no instructions")
+    return plan
+
+
+def _instructions(rows: list[tuple[str, dict]], plan: StudyPlan) -> None:
+    first: dict[str, str] = {}
+    for where, value in rows:
+        key = _key(value["id"])
+        if key in first:
+            plan.problem(where, f"duplicate id {key!r} (first at {first[key]})")
+            continue
+        first[key] = where
+        plan.instructions.append(InstructionRow(where, key, value["instruction"], value.get("reference", ""),
+                                                value.get("category", "")))
+
+
+def _responses(rows: list[tuple[str, dict]], plan: StudyPlan) -> None:
+    known = {row.id for row in plan.instructions}
+    first: dict[tuple[str, str], str] = {}
+    for where, value in rows:
+        key = (_key(value["instruction_id"]), value["model"])
+        if key[0] not in known:
+            plan.problem(where, f"unknown instruction_id {key[0]!r} (not in instructions.jsonl)")
+        elif key in first:
+            plan.problem(where, f"duplicate response of model {key[1]!r} to instruction {key[0]!r} "
+                                f"(first at {first[key]})")
+        else:
+            first[key] = where
+            plan.responses.append(ResponseRow(where, key[0], key[1], value["text"]))
+
+
+def _known_models(plan: StudyPlan, answered: dict[str, list[str]], where: str, instruction: str,
+                 models: list[str]) -> bool:
+    """Whether the instruction is known and each model answered it (a problem otherwise)."""
+    if instruction not in answered:
+        plan.problem(where, f"unknown instruction_id {instruction!r} (not in instructions.jsonl)")
+        return False
+    missing = [m for m in models if m not in answered[instruction]]
+    if missing:
+        plan.problem(where, f"model {missing[0]!r} has no response to instruction {instruction!r} in responses.jsonl")
+        return False
+    return True
+
+
+def _votes(rows: list[tuple[str, dict]], plan: StudyPlan, answered: dict[str, list[str]]) -> None:
+    first: dict[tuple, str] = {}
+    for where, value in rows:
+        instruction = _key(value["instruction_id"])
+        model_a, model_b = value["model_a"], value["model_b"]
+        if model_a == model_b:
+            plan.problem(where, "model_a and model_b are the same model")
+            continue
+        if not _known_models(plan, answered, where, instruction, [model_a, model_b]):
+            continue
+        vote = VoteRow(where, instruction, model_a, model_b, value["winner"], value["annotator"],
+                       value.get("condition", "plain"), value.get("presented_first", "model_a"),
+                       value.get("cued", ""))
+        # One vote per annotator, condition, pair and presentation: the same pair shown the
+        # same way twice would be two answers to one task (the order condition's twins differ
+        # in presentation).
+        key = (vote.annotator, vote.condition, instruction, vote.first_model, vote.second_model)
+        if key in first:
+            plan.problem(where, f"duplicate vote: this annotator already voted on {vote.first_model!r} "
+                                f"shown before {vote.second_model!r} in condition {vote.condition} "
+                                f"(first at {first[key]})")
+            continue
+        first[key] = where
+        plan.votes.append(vote)
+
+
+def _rankings(rows: list[tuple[str, dict]], plan: StudyPlan, answered: dict[str, list[str]]) -> None:
+    first: dict[tuple[str, str], str] = {}
+    for where, value in rows:
+        instruction, ranking = _key(value["instruction_id"]), tuple(value["ranking"])
+        if not _known_models(plan, answered, where, instruction, list(ranking)):
+            continue
+        models = answered[instruction]
+        if len(ranking) != len(models):
+            missing = [m for m in models if m not in ranking]
+            plan.problem(where, f"ranking must list all {len(models)} models with a response to instruction "
+                                f"{instruction!r}; missing {', '.join(map(repr, missing))}")
+            continue
+        count = value.get("acceptable_count")
+        if count is not None and count > len(ranking):
+            plan.problem(where, f"acceptable_count {count} is more than the {len(ranking)} ranked models")
+            continue
+        key = (value["annotator"], instruction)
+        if key in first:
+            plan.problem(where, f"duplicate ranking of instruction {instruction!r} by this annotator "
+                                f"(first at {first[key]})")
+            continue
+        first[key] = where
+        plan.rankings.append(RankingRow(where, instruction, value["annotator"], ranking, count))

@@ -1,0 +1,92 @@
+"""`generate_answers --study SLUG --model NAME [--max-tokens N] [--budget USD] [--wait] [--pairs all|none|N]`."""
+from __future__ import annotations
+
+import time
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotations.models import Study
+from judging import services
+from judging.generate.services import finish_generation_job, is_finalised, start_generation_job
+from judging.management.commands.run_judges import wait_with_progress
+from judging.models import GenerationJob, Judge
+
+# How long --wait gives the runner to write the candidate after the job shows completed.
+FINALISE_GRACE_SECONDS = 10.0
+
+
+class Command(BaseCommand):
+    help = ("Generate candidate answers for a study's instructions from a registered model, "
+            "then extend the study's pairs with the new candidate.")
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--study", required=True)
+        parser.add_argument("--model", required=True, help="a registered model (create_judge NAME ...)")
+        parser.add_argument("--max-tokens", type=int, default=None)
+        parser.add_argument("--budget", default=None, help="USD; the job stops cleanly when reached")
+        parser.add_argument("--pairs", default="all",
+                            help="all (pair with every existing candidate), none, or N (a seeded sample of N pairs)")
+        parser.add_argument("--seed", type=int, default=0, help="seeds the pair sample")
+        parser.add_argument("--candidate-key", default="", help="default: the model's name")
+        parser.add_argument("--batch", action="store_true", help="run through the Batch API (batch price)")
+        parser.add_argument("--wait", action="store_true", help="show a progress bar until the job ends")
+
+    def handle(self, *args: Any, **o: Any) -> None:
+        try:
+            budget = Decimal(o["budget"]) if o["budget"] is not None else None
+        except InvalidOperation:
+            raise CommandError(f"--budget must be a number, got {o['budget']!r}") from None
+        policy, size = _pair_policy(o["pairs"])
+        study = Study.objects.filter(slug=o["study"]).first()
+        if study is None:
+            raise CommandError(f"no study with slug {o['study']!r}")
+        model = Judge.objects.filter(name=o["model"]).first()
+        if model is None:
+            raise CommandError(f"no registered model called {o['model']!r} (create it with create_judge)")
+        params = {"max_tokens": o["max_tokens"]} if o["max_tokens"] is not None else {}
+        try:
+            job = start_generation_job(
+                study=study, judge=model, candidate_key=o["candidate_key"], params=params,
+                budget_usd=budget, pair_policy=policy, pair_sample_size=size, seed=o["seed"],
+                mode=GenerationJob.Mode.BATCH if o["batch"] else GenerationJob.Mode.SYNC,
+            )
+        except services.JobError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(f"generation job {job.pk}: {job.total} answers queued from {model.name} "
+                          f"on {study.slug} as candidate {job.candidate_key}")
+        if o["wait"]:
+            self._wait(job)
+
+    def _wait(self, job: GenerationJob) -> None:
+        wait_with_progress(self.stdout, job, "generation job")
+        deadline = time.monotonic() + FINALISE_GRACE_SECONDS
+        while not is_finalised(job) and time.monotonic() < deadline:
+            time.sleep(0.3)
+            job.refresh_from_db()
+        if not is_finalised(job):
+            job = finish_generation_job(job)  # idempotent: does only what the runner has not
+        self.stdout.write(f"candidate {job.candidate_key}: {job.responses_created} responses, "
+                          f"{job.pairs_created} pairs added, {job.failed} answers failed")
+
+
+def _pair_policy(value: str) -> tuple[str, int | None]:
+    if value in ("all", "none"):
+        return value, None
+    try:
+        size = int(value)
+    except ValueError:
+        raise CommandError(f"--pairs must be all, none or a number, got {value!r}") from None
+    if size < 1:
+        raise CommandError(f"--pairs must be at least 1, got {size}")
+    return GenerationJob.PairPolicy.SAMPLE, size
+
+
+def progress_line(job: GenerationJob, width: int = 30) -> str:
+    p = job.progress()
+    filled = int(width * p["percent"] / 100)
+    rate = f"{p['rate']:.1f}/s" if p["rate"] else "-/s"
+    eta = f"ETA {p['eta']:.0f}s" if p["eta"] is not None else job.status
+    return (f"[{'#' * filled}{'.' * (width - filled)}] {p['percent']:5.1f}% {job.done}/{job.total} done "
+            f"{job.failed} failed {job.tokens_in + job.tokens_out} tok ${job.cost_usd:.4f} {rate} {eta}")

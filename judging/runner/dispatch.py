@@ -1,0 +1,108 @@
+"""Getting rows onto the queue (sync chunks or a batch) and finishing a job."""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Max
+from django.utils import timezone
+
+from judging.models import LLMJob
+from judging.runner.work import WorkKind, kind_of
+
+logger = logging.getLogger(__name__)
+
+
+def chunked(keyed: list[tuple[int, str]]) -> list[list[int]]:
+    """Rows sorted by prompt hash, in chunks that never split a hash: identical prompts (plain
+    repeats one order presentation) meet in one chunk, which calls the model once."""
+    size, chunks, chunk, last_hash = settings.JUDGING_CHUNK_SIZE, [], [], None
+    for pk, prompt_hash in sorted(keyed, key=lambda row: (row[1] or "", row[0])):
+        if len(chunk) >= size and prompt_hash != last_hash:
+            chunks.append(chunk)
+            chunk = []
+        chunk.append(pk)
+        last_hash = prompt_hash
+    if chunk:
+        chunks.append(chunk)
+    return chunks
+
+
+def send(kind: str, job_id: int, chunks: list[list[int]], countdown: float | None = None) -> int:
+    from judging.tasks import run_work_chunk
+
+    for ids in chunks:
+        if countdown:
+            run_work_chunk.apply_async((kind, job_id, ids), countdown=countdown)
+        else:
+            run_work_chunk.delay(kind, job_id, ids)
+    return len(chunks)
+
+
+def _sync_rows(work: WorkKind, job: Any) -> Any:
+    return (work.rows(job).filter(status="pending", batch__isnull=True)
+            .exclude(claimed_until__gte=timezone.now()))
+
+
+def enqueue_sync(job: Any, row_ids: list[int] | None = None) -> int:
+    """Synchronous chunks for the job's unclaimed pending rows (only ``row_ids`` if given):
+    ready rows now, deferred rows (not_before) with a countdown. Returns chunks sent."""
+    work = kind_of(job)
+    rows = _sync_rows(work, job)
+    if row_ids is not None:
+        rows = rows.filter(pk__in=row_ids)
+    now = timezone.now()
+    ready = rows.exclude(not_before__gt=now).values_list("pk", "prompt_hash")
+    sent = send(work.name, job.pk, chunked(list(ready.iterator(chunk_size=5000))))
+    later = rows.filter(not_before__gt=now)
+    last = later.aggregate(at=Max("not_before"))["at"]
+    if last is not None:
+        countdown = max(0.05, (last - now).total_seconds())
+        sent += send(work.name, job.pk, chunked(list(later.values_list("pk", "prompt_hash"))), countdown)
+    return sent
+
+
+def enqueue_pending(job: Any) -> int:
+    """Mode-aware: a batch-mode job goes to the Batch API driver (when installed), else sync
+    chunks for its unclaimed, un-deferred, non-batched pending rows. Safe to repeat."""
+    if job.mode == LLMJob.Mode.BATCH:
+        try:
+            from judging.batch import driver
+        except ImportError:
+            driver = None
+        if driver is not None and hasattr(driver, "submit"):
+            return driver.submit(job)
+        logger.warning("job %s: batch mode without a batch driver; running synchronously", job.pk)
+    return enqueue_sync(job)
+
+
+def schedule_deferred(work: WorkKind, job: Any, ids: list[int]) -> int:
+    """After a chunk: its rows waiting for a retry go back to the queue with a countdown."""
+    # Every deferred row, due or not: a short Retry-After may already have passed.
+    later = work.rows(job).filter(pk__in=ids, status="pending", batch__isnull=True, claim_token="",
+                                  not_before__isnull=False)
+    last = later.aggregate(at=Max("not_before"))["at"]
+    if last is None:
+        return 0
+    countdown = max(0.0, (last - timezone.now()).total_seconds())
+    return send(work.name, job.pk, [list(later.values_list("pk", flat=True))], countdown)
+
+
+def maybe_complete(job: Any) -> bool:
+    """RUNNING -> COMPLETED once nothing is pending (a budget stop that came with the very
+    last call is a completion too). Safe to call from every chunk: exactly one caller wins
+    the transition, and for a generation job that one finishes it (responses, pairs)."""
+    work = kind_of(job)
+    if work.rows(job).filter(status="pending").exists():
+        return False
+    done = job.transition((job.Status.RUNNING, job.Status.BUDGET_EXHAUSTED), job.Status.COMPLETED,
+                          finished_at=timezone.now())
+    if done and work.name == "generate":
+        try:
+            from judging.generate.services import finish_generation_job
+        except ImportError:
+            logger.warning("job %s: judging.generate.services.finish_generation_job missing", job.pk)
+            return done
+        finish_generation_job(job)
+    return done

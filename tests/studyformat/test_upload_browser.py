@@ -1,0 +1,69 @@
+"""A researcher uploads the sample study in Chromium: a broken file first, then the sample, then confirms."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from annotations.models import Study, Submission
+from tests.conftest import ARTIFACTS
+from tests.studyformat.conftest import SAMPLE, copy_sample, rows
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+XSS = '<img src=x onerror="window.__xss=1">'
+FIELDS = ("instructions", "responses", "votes", "rankings")
+
+
+@pytest.fixture(autouse=True)
+def data_dir(settings, tmp_path):
+    settings.DATA_DIR = tmp_path / "data"
+
+
+def _attach(page, root) -> None:  # noqa: ANN001
+    for name in FIELDS:
+        page.set_input_files(f"input[name={name}]", str(root / f"{name}.jsonl"))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_upload_preview_and_confirm_in_the_browser(live_server, browser, researcher, tmp_path):
+    bad = copy_sample(tmp_path / "bad")
+    votes = rows(bad / "votes.jsonl")
+    votes[2]["annotator"] = ""
+    votes[5]["winner"] = XSS
+    (bad / "votes.jsonl").write_text("".join(json.dumps(v) + "\n" for v in votes))
+
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(f"{live_server.url}/accounts/login/?next=/crowd/studies/")
+    page.fill("input[name=username]", "alice")
+    page.fill("input[name=password]", "alice-password")
+    page.click("button[type=submit], input[type=submit]")
+    page.wait_for_url("**/crowd/studies/")
+    page.click("#import-study-link")
+    page.wait_for_url("**/crowd/import/")
+
+    _attach(page, bad)
+    page.fill("input[name=slug]", "browser-upload")
+    page.click("#upload-preview")
+    page.wait_for_selector("#import-problems")
+    problems = page.inner_text("#import-problems")
+    assert "votes.jsonl:3: annotator must not be empty" in problems
+    assert "votes.jsonl:6: winner must be model_a, model_b or tie" in problems and XSS in problems  # shown as text
+    assert page.evaluate("window.__xss") is None
+    assert page.locator("#confirm-import").count() == 0
+    assert not Study.objects.filter(slug="browser-upload").exists()
+
+    _attach(page, SAMPLE)  # file inputs are empty again after a POST
+    page.fill("input[name=slug]", "browser-upload")
+    page.click("#upload-preview")
+    page.wait_for_selector("#import-counts")
+    assert "Create the new study browser-upload" in page.inner_text("#import-target")
+    assert not Study.objects.filter(slug="browser-upload").exists()
+    ARTIFACTS.joinpath("screenshots").mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "screenshots" / "study-import-preview.png"), full_page=True)
+    page.click("#confirm-import")
+    page.wait_for_url("**/crowd/studies/browser-upload/")
+    assert "Imported into browser-upload" in page.content()
+    study = Study.objects.get(slug="browser-upload")
+    assert study.created_by == researcher
+    expected = len(rows(SAMPLE / "votes.jsonl")) + len(rows(SAMPLE / "rankings.jsonl"))
+    assert Submission.objects.filter(assignment__batch__study=study).count() == expected
