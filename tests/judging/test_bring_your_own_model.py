@@ -36,7 +36,7 @@ def test_a_new_model_generates_is_paired_judged_by_batch_and_gets_its_egocentric
     instructions = study.instructions.count()
     pairs_before = Pair.objects.filter(instruction__study=study).count()
     call_command("create_judge", "newcomer", "--base-url", simulator.base_url, "--model", f"sim:{KNOBS}",
-                 "--rpm", "0", stdout=StringIO())
+                 "--rpm", "0", "--price-in", "0.001", "--price-out", "0.002", stdout=StringIO())
     model = Judge.objects.get(name="newcomer")
     assert model.use_as_judge and model.use_as_generator and model.self_candidate_key == ""
     judge_worker()
@@ -64,7 +64,8 @@ def test_a_new_model_generates_is_paired_judged_by_batch_and_gets_its_egocentric
     assert job.status == "completed" and job.failed == 0
     assert BatchRun.objects.filter(judge_job=job, state=BatchRun.State.COLLECTED).exists()
     # Every request was priced as a batch request (no synchronous fallback was needed here).
-    assert job.cost_usd == pytest.approx(float(model.price(job.tokens_in, job.tokens_out, batch=True)), abs=1e-5)
+    batch_price = model.price(job.tokens_in, job.tokens_out, batch=True)
+    assert batch_price > 0 and job.cost_usd == pytest.approx(float(batch_price), abs=1e-6 * job.done)
 
     rows = {(r["subject"], r["bias"]): r for r in build_report(study=study, profile="default")["bias"]}
     for bias, condition in (("egocentric", "order"), ("egocentric_comp", "compassion")):
