@@ -8,6 +8,7 @@ No ``--self-candidate`` anywhere: the self key comes from the generation job.
 from __future__ import annotations
 
 from collections import defaultdict
+from decimal import Decimal
 from io import StringIO
 
 import pytest
@@ -65,7 +66,7 @@ def test_a_new_model_generates_is_paired_judged_by_batch_and_gets_its_egocentric
     assert BatchRun.objects.filter(judge_job=job, state=BatchRun.State.COLLECTED).exists()
     # Every request was priced as a batch request (no synchronous fallback was needed here).
     batch_price = model.price(job.tokens_in, job.tokens_out, batch=True)
-    assert batch_price > 0 and job.cost_usd == pytest.approx(float(batch_price), abs=1e-6 * job.done)
+    assert batch_price > 0 and abs(job.cost_usd - batch_price) <= Decimal("0.000001") * job.done
 
     rows = {(r["subject"], r["bias"]): r for r in build_report(study=study, profile="default")["bias"]}
     for bias, condition in (("egocentric", "order"), ("egocentric_comp", "compassion")):
