@@ -15,13 +15,13 @@ import re
 from pathlib import Path
 
 from django.db import transaction
-from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotations.importers.base import (
     BadInput,
     ImportReport,
     RowCounter,
+    content_counters,
     read_json,
     record_source_files,
     rel,
@@ -40,15 +40,8 @@ from annotations.importers.mtbench import (
 )
 from annotations.models import (
     Assignment,
-    Batch,
-    Candidate,
     Condition,
-    Instruction,
-    Pair,
-    Participant,
-    Response,
     Submission,
-    Task,
 )
 from judging.models import AggregateJudgment, Judge, JudgeJob, Judgment
 
@@ -57,20 +50,6 @@ MODEL_BIAS = Path("human/batches/model_bias")
 PREFIX = "nC2_preferences_"
 MTBENCH_JUDGE = "gpt-4"
 SLUG = re.compile(r"[-a-zA-Z0-9_]{1,64}")
-
-
-def _content_counters(slug: str) -> dict[str, QuerySet]:
-    return {
-        "instructions": Instruction.objects.filter(study__slug=slug),
-        "candidates": Candidate.objects.filter(study__slug=slug),
-        "responses": Response.objects.filter(instruction__study__slug=slug),
-        "pairs": Pair.objects.filter(instruction__study__slug=slug),
-        "batches": Batch.objects.filter(study__slug=slug),
-        "tasks": Task.objects.filter(batch__study__slug=slug),
-        "participants": Participant.objects.filter(study__slug=slug),
-        "assignments": Assignment.objects.filter(batch__study__slug=slug),
-        "submissions": Submission.objects.filter(assignment__batch__study__slug=slug),
-    }
 
 
 def _imported_judges(names: list[str], *, self_keys: set[str]) -> dict[str, int]:
@@ -137,7 +116,7 @@ def import_cobbler(*, root: Path, slug: str) -> ImportReport:
     if not root.is_dir():
         raise BadInput(str(root), "not a directory")
     counter = RowCounter({
-        **_content_counters(slug),
+        **content_counters(slug),
         "judges": Judge.objects.filter(aggregates__study__slug=slug).distinct(),
         "aggregate judgments": AggregateJudgment.objects.filter(study__slug=slug),
     })
@@ -200,7 +179,7 @@ def import_mtbench(*, paths: list[Path], slug: str) -> ImportReport:
     """
     rows = read_mtbench(paths)
     counter = RowCounter({
-        **_content_counters(slug),
+        **content_counters(slug),
         "judge jobs": JudgeJob.objects.filter(study__slug=slug),
         "judgments": Judgment.objects.filter(job__study__slug=slug),
     })

@@ -243,6 +243,33 @@ class ImportReport:
         return out + self.details + [f"note: {note}" for note in self.notes]
 
 
+def content_counters(slug: str) -> dict[str, models.QuerySet]:
+    """A study's content and human work, table by table, for RowCounter (every importer)."""
+    from annotations.models import (
+        Assignment,
+        Batch,
+        Candidate,
+        Instruction,
+        Pair,
+        Participant,
+        Response,
+        Submission,
+        Task,
+    )
+
+    return {
+        "instructions": Instruction.objects.filter(study__slug=slug),
+        "candidates": Candidate.objects.filter(study__slug=slug),
+        "responses": Response.objects.filter(instruction__study__slug=slug),
+        "pairs": Pair.objects.filter(instruction__study__slug=slug),
+        "batches": Batch.objects.filter(study__slug=slug),
+        "tasks": Task.objects.filter(batch__study__slug=slug),
+        "participants": Participant.objects.filter(study__slug=slug),
+        "assignments": Assignment.objects.filter(batch__study__slug=slug),
+        "submissions": Submission.objects.filter(assignment__batch__study__slug=slug),
+    }
+
+
 class RowCounter:
     """Counts rows of named querysets before and after an import (one COUNT per table)."""
 

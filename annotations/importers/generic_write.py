@@ -21,13 +21,14 @@ from itertools import combinations
 from pathlib import Path
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, QuerySet
+from django.db.models import F
 
 from annotations.importers.base import (
     BadInput,
     ImportReport,
     RowCounter,
     check_slug,
+    content_counters,
     record_source_files,
     stable_key,
     upsert,
@@ -54,19 +55,6 @@ INDEX_OFFSET = 1_000_000  # moved instructions pass through here: (study, index)
 CHOICE = {"model_a": "A", "model_b": "B", "tie": "T"}
 
 
-def counters(slug: str) -> dict[str, QuerySet]:
-    return {
-        "instructions": Instruction.objects.filter(study__slug=slug),
-        "candidates": Candidate.objects.filter(study__slug=slug),
-        "responses": Response.objects.filter(instruction__study__slug=slug),
-        "pairs": Pair.objects.filter(instruction__study__slug=slug),
-        "batches": Batch.objects.filter(study__slug=slug),
-        "tasks": Task.objects.filter(batch__study__slug=slug),
-        "participants": Participant.objects.filter(study__slug=slug),
-        "submissions": Submission.objects.filter(assignment__batch__study__slug=slug),
-    }
-
-
 def check_target(study: Study | None, slug: str) -> None:
     """Only a study of source 'manual' (what this importer and the UI create) may be replaced."""
     if study is not None and study.source != Study.Source.MANUAL:
@@ -84,7 +72,7 @@ def import_study(*, root: Path, slug: str, name: str = "", created_by=None) -> I
     plan = read_study(root)
     plan.raise_first()
     check_target(Study.objects.filter(slug=slug).first(), slug)
-    counter = RowCounter(counters(slug))
+    counter = RowCounter(content_counters(slug))
     try:
         with transaction.atomic():
             study = _get_study(slug, name, created_by)
