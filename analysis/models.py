@@ -43,6 +43,9 @@ class ReportRun(models.Model):
     # the HTML export share, so downloads never recompute anything in a request.
     result = models.JSONField(null=True, blank=True)
     figures = models.JSONField(default=list, blank=True)
+    # analysis.data_version.data_version(study) when the run started: the page warns when
+    # the study's data has changed since (new answers, reviews or judgments).
+    data_version = models.CharField(max_length=64, blank=True)
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"

@@ -1,8 +1,8 @@
 """Study content (what is judged) and the human side (who judged it, and how)."""
 from __future__ import annotations
 
-from annotations.models.content import Candidate, Condition, Instruction, Pair, Response, Study
-from annotations.models.crowd import Assignment, Batch, LeaseLost, Participant, Submission, Task
+from annotations.models.content import Candidate, Condition, Instruction, Pair, RationaleMode, Response, Study
+from annotations.models.crowd import Assignment, Batch, LeaseLost, Participant, RejectReason, Submission, Task
 from annotations.models.qualification import QualificationItem
 
 __all__ = (
@@ -15,6 +15,8 @@ __all__ = (
     "Pair",
     "Participant",
     "QualificationItem",
+    "RationaleMode",
+    "RejectReason",
     "Response",
     "Study",
     "Submission",

@@ -26,6 +26,14 @@ class Condition(models.TextChoices):
     SELECTIVE = "selective", "Selective (stated expectation)"
 
 
+class RationaleMode(models.TextChoices):
+    """Whether a worker writes why, per task (Potato's free-text box)."""
+
+    OFF = "off", "No rationale"
+    OPTIONAL = "optional", "Optional rationale"
+    REQUIRED = "required", "Required rationale"
+
+
 def _completion_code() -> str:
     return secrets.token_hex(4).upper()
 
@@ -69,6 +77,19 @@ class Study(models.Model):
     entry_codes = models.JSONField(default=list, blank=True)
     entry_codes_signed = models.BooleanField(default=False)
     is_public_demo = models.BooleanField(default=False)
+    # Task types and quality control (annotations.quality, docs/methods.md "Crowd quality").
+    # A tie ("no preference", key 0) on pairwise tasks; CoBBLEr forced a choice.
+    allow_ties = models.BooleanField(default=False)
+    rationale = models.CharField(max_length=8, choices=RationaleMode, default=RationaleMode.OFF)
+    # Share of each generated batch's tasks that are attention checks (instructed-response
+    # items and catch pairs) and gold items, injected at seeded positions; 0 adds none.
+    attention_check_rate = models.FloatField(default=0.0)
+    gold_rate = models.FloatField(default=0.0)
+    # {"pre": [question, ...], "post": [...]}; a question is {"id", "text", "kind":
+    # "text"|"choice"|"scale", "choices": [...], "required": bool} (annotations.surveys).
+    surveys = models.JSONField(default=dict, blank=True)
+    # Overrides of annotations.quality.DEFAULT_RULES (thresholds of the submission flags).
+    quality_rules = models.JSONField(default=dict, blank=True)
     # {path relative to the imported directory: sha256} of the files an importer read,
     # so every report's reproducibility manifest can name the exact data version.
     source_files = models.JSONField(default=dict, blank=True)
@@ -159,6 +180,8 @@ class Pair(models.Model):
     instruction = models.ForeignKey(Instruction, models.CASCADE, related_name="pairs")
     response_a = models.ForeignKey(Response, models.CASCADE, related_name="+")
     response_b = models.ForeignKey(Response, models.CASCADE, related_name="+")
+    # A gold item: the answer a careful worker must prefer (one of the pair's two); null if none.
+    gold_response = models.ForeignKey(Response, models.SET_NULL, null=True, blank=True, related_name="+")
 
     class Meta:
         constraints = [

@@ -55,6 +55,12 @@ class Task(models.Model):
         RANKING = "ranking"
         PAIRWISE = "pairwise"
 
+    class Role(models.TextChoices):
+        ITEM = "item", "Study item"
+        INSTRUCTED = "instructed", "Attention check: instructed response"
+        CATCH = "catch", "Attention check: catch pair (one answer visibly broken)"
+        GOLD = "gold", "Gold item (expected answer)"
+
     class Presentation(models.TextChoices):
         # Which canonical response sits in slot A ("System A").
         AB = "ab", "response_a in slot A"
@@ -75,6 +81,12 @@ class Task(models.Model):
     # Ranking tasks: the response ids to order (all of the instruction's if empty).
     response_ids = models.JSONField(default=list, blank=True)
     show_threshold_bar = models.BooleanField(default=False)
+    # Quality-control tasks are never analysed as data (analysis.loaders counts ITEM only).
+    role = models.CharField(max_length=12, choices=Role, default=Role.ITEM)
+    # What a check expects: {"slot": "A"|"B"} (the slot a careful worker picks); an
+    # instructed-response item also has {"text": "..."} shown with the task; a catch pair
+    # {"broken_slot": "A"|"B", "broken_text": "..."} (the text shown instead of that slot's answer).
+    expects = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ("batch", "position")
@@ -126,6 +138,8 @@ class Participant(models.Model):
     qualified = models.BooleanField(default=False)
     qualification_attempts = models.PositiveSmallIntegerField(default=0)
     consented_at = models.DateTimeField(null=True, blank=True)
+    # A demo participant played by annotations.simulated_crowd, never a person.
+    simulated = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -172,6 +186,17 @@ def unopened_lease_minutes() -> int:
     return max(1, int(getattr(settings, "CROWD_UNOPENED_LEASE_MINUTES", 10)))
 
 
+class RejectReason(models.TextChoices):
+    """Why work was rejected, from the list Prolific asks reviewers to choose from."""
+
+    FAILED_CHECKS = "failed_checks", "Failed attention checks"
+    TOO_FAST = "too_fast", "Too fast to have read the answers"
+    STRAIGHT_LINING = "straight_lining", "Same answer throughout (straight-lining)"
+    LOW_EFFORT = "low_effort", "Low effort or nonsensical answers"
+    INCOMPLETE = "incomplete", "Incomplete or not following instructions"
+    OTHER = "other", "Other (see note)"
+
+
 class Assignment(models.Model):
     """A lease of one batch to one participant."""
 
@@ -191,6 +216,14 @@ class Assignment(models.Model):
     status = models.CharField(max_length=16, choices=Status, default=Status.ACTIVE)
     review = models.CharField(max_length=16, choices=Review, default=Review.PENDING)
     review_note = models.CharField(max_length=300, blank=True)
+    review_reason = models.CharField(max_length=24, choices=RejectReason, blank=True)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    # Quality flags computed on submit (annotations.quality.flag_assignment):
+    # [{"code", "label", "value", "threshold"}]; empty when the work raised none.
+    flags = models.JSONField(default=list, blank=True)
+    flags_computed_at = models.DateTimeField(null=True, blank=True)
+    # Answers to the study's surveys: {"pre": {question id: answer}, "post": {...}}.
+    survey = models.JSONField(default=dict, blank=True)
     leased_until = models.DateTimeField(null=True, blank=True)
     # Hashed crowd-platform ids of this sitting (MTurk assignmentId, Prolific SESSION_ID).
     external_session_hash = models.CharField(max_length=64, blank=True)
@@ -319,6 +352,10 @@ class Submission(models.Model):
     # Milliseconds between the server rendering the task and receiving the answer; the
     # client's own measure (time_on_task_ms) is clamped to it so it cannot be inflated.
     server_time_ms = models.PositiveIntegerField(null=True, blank=True)
+    # The worker's free-text reason, where the study asks for one (Study.rationale).
+    rationale = models.TextField(blank=True)
+    # A ranking submitted exactly as it was first shown (confirmed by the worker).
+    untouched = models.BooleanField(default=False)
     idempotency_key = models.CharField(max_length=64, unique=True)
     source = models.CharField(max_length=8, choices=Source, default=Source.WEB)
     created_at = models.DateTimeField(auto_now_add=True)
