@@ -19,7 +19,11 @@ venv: $(STAMP)
 
 # The local demo runs with DEBUG on (the settings default is off): the development key, the
 # demo login, the simulator at /sim/v1 and judges on loopback. Production never sets it.
-LOCAL_ENV := DEBUG=$${DEBUG:-1}
+# The demo judge calls the simulator of the server this target starts, on $(PORT), unless
+# SIMULATOR_BASE_URL is set (runstack derives the same URL when run on its own).
+SIM_HOST := $(if $(filter 0.0.0.0 ::,$(HOST)),127.0.0.1,$(HOST))
+SIMULATOR_BASE_URL ?= http://$(SIM_HOST):$(PORT)/sim/v1
+LOCAL_ENV := DEBUG=$${DEBUG:-1} SIMULATOR_BASE_URL=$(SIMULATOR_BASE_URL)
 
 run: venv
 	$(LOCAL_ENV) $(PY) manage.py migrate --noinput

@@ -1,6 +1,7 @@
 """Frames for length control, loaded with ``.values()`` (no model instances, no N+1).
 
-Humans: the pairwise Submissions that count under the profile's ``human_work`` rule
+Humans: the pairwise Submissions to study items (never attention checks or gold items)
+that count under the profile's ``human_work`` rule
 (``analysis.loaders.counted_work``, the rule every section uses: approved work by
 default; rejected work never). A tie vote ("T") stays a tie, never a slot.
 Judges: every finished Judgment of the study's judge jobs. Both are written in the
@@ -15,7 +16,7 @@ import pandas as pd
 from django.db.models import BooleanField, Case, Value, When
 
 from analysis.length import VERDICT_COLUMNS, VOTE_COLUMNS
-from analysis.loaders import counted_judgments, counted_work
+from analysis.loaders import ITEM_TASKS, counted_judgments, counted_work
 from analysis.profiles import Profile
 from annotations.models import Response, Study, Submission, Task
 
@@ -65,7 +66,7 @@ def _unit(external_id: str, instruction_id: int) -> str:
 def load_votes(*, study: Study, responses: dict[int, tuple[str, int]], profile: Profile | None = None) -> pd.DataFrame:
     rows = (
         Submission.objects.filter(
-            counted_work(profile),
+            counted_work(profile), ITEM_TASKS,
             task__batch__study=study, task__kind=Task.Kind.PAIRWISE, task__pair__isnull=False, choice__in=list(_HUMAN_CHOICE),
         )
         .values_list(

@@ -15,7 +15,7 @@ from django.db.models import F, Q, QuerySet, Value
 from django.db.models.functions import Coalesce, Length, NullIf
 
 from analysis.profiles import DEFAULT, Profile
-from annotations.models import Assignment, Candidate, Instruction, Response, Study, Submission
+from annotations.models import Assignment, Candidate, Instruction, Response, Study, Submission, Task
 from judging.models import AggregateJudgment, Judge, JudgeJob, Judgment
 
 # Jobs a report names explicitly (``report --jobs``); None = the re-run rule decides.
@@ -131,6 +131,9 @@ HUMAN_WORK = {
     "approved": (Assignment.Review.APPROVED,),
     "approved+pending": (Assignment.Review.APPROVED, Assignment.Review.PENDING),
 }
+FLAGGED_WORK = ("keep", "exclude")
+# Only study items are data; attention checks and gold items (Task.role) never are.
+ITEM_TASKS = Q(task__role=Task.Role.ITEM)
 
 
 def counted_work(profile: Profile | None = None, *, prefix: str = "assignment__") -> Q:
@@ -139,19 +142,27 @@ def counted_work(profile: Profile | None = None, *, prefix: str = "assignment__"
     Work counts when its assignment was submitted (every task answered) and its review is
     in the profile's ``human_work`` set: ``approved`` (the default) or ``approved+pending``
     (also submitted work nobody has reviewed yet). Rejected work never counts; open,
-    expired and returned leases (partial work) never count either. ``prefix`` is the
-    lookup path from the queried model to the Assignment ("" for Assignment itself).
+    expired and returned leases (partial work) never count either. With the profile's
+    ``flagged_work`` "exclude", work with any quality flag (``Assignment.flags``) does not
+    count either. ``prefix`` is the lookup path from the queried model to the Assignment
+    ("" for Assignment itself).
     """
-    rule = (profile or DEFAULT).human_work
+    chosen = profile or DEFAULT
+    rule = chosen.human_work
     try:
         reviews = HUMAN_WORK[rule]
     except KeyError:
         raise ValueError(f"unknown human_work {rule!r}; choose one of {', '.join(HUMAN_WORK)}") from None
-    return Q(**{f"{prefix}status": Assignment.Status.SUBMITTED, f"{prefix}review__in": reviews})
+    if chosen.flagged_work not in FLAGGED_WORK:
+        raise ValueError(f"unknown flagged_work {chosen.flagged_work!r}; choose one of {', '.join(FLAGGED_WORK)}")
+    counted = Q(**{f"{prefix}status": Assignment.Status.SUBMITTED, f"{prefix}review__in": reviews})
+    if chosen.flagged_work == "exclude":
+        counted &= Q(**{f"{prefix}flags": []})
+    return counted
 
 
 def human_pairwise_frame(study: Study, *, profile: Profile | None = None) -> pd.DataFrame:
-    """Answers to pairwise tasks that count (``counted_work``: approved by default), one row each.
+    """Answers to pairwise study items that count (``counted_work``: approved by default), one row each.
 
     Columns: ``rater, batch, instruction, condition, pair_index, position, pair, resp_a,
     resp_b, presentation ("ab"|"ba"), cue_slot ("A"|"B"|None), choice ("A"|"B"|"T")``.
@@ -167,7 +178,7 @@ def human_pairwise_frame(study: Study, *, profile: Profile | None = None) -> pd.
     }
     # Tuples, not one dict per row (values()): the same rows, a third of the time.
     qs = Submission.objects.filter(
-        counted_work(profile), assignment__batch__study=study, task__kind="pairwise"
+        counted_work(profile), ITEM_TASKS, assignment__batch__study=study, task__kind="pairwise"
     ).values_list(*fields.values())
     cols = ["rater", "rater_label", "batch", "instruction", "condition", "pair_index", "position", "pair",
             "resp_a", "resp_b", "presentation", "cue_slot", "choice"]
@@ -194,10 +205,10 @@ def assignment_reviews(study: Study, *, profile: Profile | None = None) -> pd.Da
 
 
 def human_rankings_frame(study: Study, *, profile: Profile | None = None) -> pd.DataFrame:
-    """Rankings that count (``counted_work``): ``rater (participant label), instruction, ranking``
+    """Rankings of study items that count (``counted_work``): ``rater (participant label), instruction, ranking``
     (candidate keys, best first)."""
     qs = Submission.objects.filter(
-        counted_work(profile), assignment__batch__study=study, task__kind="ranking"
+        counted_work(profile), ITEM_TASKS, assignment__batch__study=study, task__kind="ranking"
     ).values("ranking", rater=F("assignment__participant__label"), rater_id=F("assignment__participant_id"),
              instruction=F("task__instruction__index"))
     frame = pd.DataFrame.from_records(qs, columns=["ranking", "rater", "rater_id", "instruction"])

@@ -29,6 +29,9 @@ class Profile:
     # Judge rankings from single calls: "both" (wins / appearances over both presentations)
     # | "prompt1" (the authors' prompt-1 wins, 3.2); docs/methods.md "Order run counterbalancing".
     judge_rankings: str = "both"
+    # Work with a quality flag (annotations.quality, docs/methods.md "Crowd quality"): "keep"
+    # (it counts like any other) | "exclude" (it does not count, in every section).
+    flagged_work: str = "keep"
 
     def choices(self) -> dict[str, object]:
         return asdict(self)
@@ -64,6 +67,8 @@ PROFILES: dict[str, Profile] = {
     ),
     # The published length-control analysis: keys joined as written, whole-conversation lengths.
     "mtbench-post": replace(DEFAULT, name="mtbench-post", pair_join="ordered", length_scope="conversation"),
+    # The default, counting only crowd work that raised no quality flag.
+    "default-unflagged": replace(DEFAULT, name="default-unflagged", flagged_work="exclude"),
 }
 
 

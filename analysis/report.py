@@ -11,7 +11,9 @@ from collections.abc import Callable, Sequence
 from django.utils import timezone
 
 from analysis import loaders
+from analysis.data_version import data_counts, version_of
 from analysis.profiles import Profile, get_profile
+from analysis.summary import build_summary, counted_work, empty_reasons
 from annotations.models import Study
 
 SCHEMA = "cobbler-report/1"
@@ -24,17 +26,24 @@ def build_report(*, study: Study, profile: str, progress: Progress | None = None
 
     ``jobs`` names the judge jobs whose calls count (docs/methods.md "Re-runs"); without
     it each (judge, condition) counts its latest completed job. ``judge_jobs`` lists the
-    jobs used. ValueError for an unknown profile or a bad job selection.
+    jobs used. ``summary`` (the verdict cards) leads, after the metadata; ``data_version``
+    is the data the report read, taken before any section reads it (so data arriving during
+    the computation makes the report stale, never silently newer). ValueError for an
+    unknown profile or a bad job selection.
     """
     chosen = get_profile(profile)
+    counts = data_counts(study)
     with loaders.named_jobs(jobs):
         counted = loaders.counted_jobs(study)  # validates named jobs before any computing
-        report = _build(study=study, chosen=chosen, progress=progress)
+        report = _build(study=study, chosen=chosen, progress=progress, counts=counts)
     report["judge_jobs"] = counted
+    report["counted_work"] = counted_work(study=study, profile=chosen, judge_jobs=counted)
+    report["summary"] = build_summary(report)
+    report["no_data"] = empty_reasons(report)
     return report
 
 
-def _build(*, study: Study, chosen: Profile, progress: Progress | None) -> dict:
+def _build(*, study: Study, chosen: Profile, progress: Progress | None, counts: dict) -> dict:
     from analysis.sections import agreement, bias, length_control, paper
 
     step = progress or (lambda _label, _fraction: None)
@@ -44,6 +53,9 @@ def _build(*, study: Study, chosen: Profile, progress: Progress | None) -> dict:
         "profile": chosen.name,
         "profile_choices": chosen.choices(),
         "generated_at": timezone.now().isoformat(),
+        "summary": [],  # filled last, from the sections; first here so it leads the JSON
+        "data_version": version_of(counts),
+        "data_counts": counts,
     }
     step("bias", 0.0)
     report["bias"] = bias.build(study=study, profile=chosen)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from django.db import IntegrityError, transaction
 
+from analysis.data_version import changes_since, data_counts, data_version, version_of
 from analysis.exporters import FORMATS, export, render_figures, validate
 from analysis.exporters.methods import build_manifest
 from analysis.models import ReportRun
@@ -26,7 +27,8 @@ def study_counts(*, study: Study) -> dict:
         "instructions": Instruction.objects.filter(study=study).count(),
         "responses": Response.objects.filter(instruction__study=study).count(),
         "pairs": Pair.objects.filter(instruction__study=study).count(),
-        "human_submissions": Submission.objects.filter(task__batch__study=study).count(),
+        # Answers to study items: attention checks and gold items are not data.
+        "human_submissions": Submission.objects.filter(task__batch__study=study, task__role="item").count(),
         "judgments": Judgment.objects.filter(job__study=study).count(),
     }
 
@@ -64,7 +66,9 @@ def start_report_run(*, study: Study, profile: str, user=None) -> ReportRun:
         return existing
     try:
         with transaction.atomic():
-            run = ReportRun.objects.create(study=study, profile=profile, created_by=user)
+            # The version at queue time; the worker replaces it with the one the report read.
+            run = ReportRun.objects.create(study=study, profile=profile, created_by=user,
+                                           data_version=data_version(study))
     except IntegrityError:
         # Lost the race to a concurrent request: join the run it created.
         return ReportRun.objects.active().get(study=study, profile=profile)
@@ -78,6 +82,9 @@ def execute_report_run(*, run: ReportRun) -> None:
     """Compute the report and its figures for a claimed run; marks it FAILED on any error."""
     try:
         report = compose_report(study=run.study, profile=run.profile, progress=lambda s, f: run.report_progress(s, 0.85 * f))
+        # The data the report read (taken before its first query), so the page can tell it is stale.
+        run.data_version = report["data_version"]
+        ReportRun.objects.filter(pk=run.pk).update(data_version=run.data_version)
         run.report_progress("plots", 0.9)
         figures = render_figures(report)
         run.finish(result=report, figures=figures)
@@ -112,3 +119,18 @@ def write_report(*, study: Study, profile: str, fmt: str, out: Path, data_files:
         handle.write(payload)
     os.replace(handle.name, out)
     return len(payload)
+
+
+def staleness(*, run: ReportRun) -> dict | None:
+    """What changed in the study since ``run`` read its data; None when nothing did.
+
+    ``{"changes": {"answers", "reviews", "judgments", "jobs"}, "version", "current"}``;
+    a run from before data versions existed (no version) counts as stale, with no counts.
+    """
+    counts = data_counts(run.study)
+    current = version_of(counts)
+    stored = run.data_version or (run.result or {}).get("data_version") or ""
+    if stored == current:
+        return None
+    old = (run.result or {}).get("data_counts")
+    return {"changes": changes_since(old, counts) if old else None, "version": stored, "current": current}

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from analysis.exporters import FORMATS, export, report_context
 from analysis.models import ReportRun
 from analysis.profiles import PROFILES
-from analysis.services import start_report_run
+from analysis.services import staleness, start_report_run
 from annotations.models import Assignment, Study, Submission
 from cobbler_site.access import Audience, allow
 from judging.models import JudgeJob
@@ -60,6 +60,7 @@ def _report_page(request: HttpRequest, study: Study, profile: str, status: int =
     active = ReportRun.objects.active().filter(study=study, profile=profile).first()
     run = ReportRun.objects.latest_done(study=study, profile=profile)
     failed = ReportRun.objects.filter(study=study, profile=profile).order_by("-created_at").first()
+    links = {"study": reverse("annotations:study", args=[study.slug]), "jobs": reverse("judging:jobs")}
     context = {
         "study": study,
         "profile": profile,
@@ -67,8 +68,11 @@ def _report_page(request: HttpRequest, study: Study, profile: str, status: int =
         "formats": list(FORMATS),
         "active": active,
         "run": run,
+        "study_url": links["study"],
+        # A few aggregate queries: is there newer data than the report read?
+        "stale": staleness(run=run) if run else None,
         "failed": failed if failed is not None and failed.status == ReportRun.Status.FAILED else None,
-        **(report_context(run.result, run.figures) if run else {}),
+        **(report_context(run.result, run.figures, links=links) if run else {}),
     }
     template = "analysis/report.html"
     if request.htmx:

@@ -17,6 +17,10 @@ from django.core import signing
 from django.core.exceptions import ValidationError
 
 BAR = "bar"  # the posted value of the "acceptable above this line" bar
+TIE = "T"  # the posted (and stored) choice "no preference", where the study allows ties
+# Long enough for a few sentences of reasons, short enough that a paste of the answer
+# text itself (or of anything else) is refused rather than stored.
+RATIONALE_MAX_CHARS = 2000
 TOKEN_SALT = "annotations.task-token"
 # A rendered task may be answered for this long; the lease is the real limit.
 TOKEN_MAX_AGE_S = 24 * 3600
@@ -30,6 +34,9 @@ class Answer:
     choice: str = ""
     chosen_response_id: int | None = None
     extra: dict = field(default_factory=dict)
+    rationale: str = ""
+    # A ranking posted exactly in the order it was shown (the bar still on top).
+    untouched: bool = False
 
 
 def display_order(*, participant_id: int, task_id: int, response_ids: list[int]) -> list[int]:
@@ -69,15 +76,45 @@ def parse_ranking(
         raise ValidationError("The ranking contains an answer that is not part of this task.")
     if len(ids) != len(expected):
         raise ValidationError(f"Rank all {len(expected)} answers (got {len(ids)}).")
-    return Answer(display_order=shown, ranking=ids, bar_position=bar_at)
+    # The page renders the bar above every answer, so "as shown" means it is still first.
+    untouched = ids == list(shown) and bar_at in (None, 0)
+    return Answer(display_order=shown, ranking=ids, bar_position=bar_at, untouched=untouched)
 
 
-def parse_choice(raw: str, *, slots: tuple[int, int]) -> Answer:
-    """Check a pairwise choice ("A" or "B") and name the response behind it."""
+def parse_choice(raw: str, *, slots: tuple[int, int], allow_tie: bool = False) -> Answer:
+    """Check a pairwise choice ("A", "B", or "T" for no preference) and name the response behind it.
+
+    "T" is accepted only where the study allows ties; its chosen response is None.
+    """
+    if raw == TIE and allow_tie:
+        return Answer(display_order=list(slots), choice=TIE, chosen_response_id=None)
+    if raw == TIE:
+        raise ValidationError("This study has no 'no preference' option: choose System A or System B.")
     if raw not in ("A", "B"):
-        raise ValidationError("Choose System A or System B.")
+        raise ValidationError(
+            "Choose System A, System B or No preference." if allow_tie else "Choose System A or System B."
+        )
     chosen = slots[0] if raw == "A" else slots[1]
     return Answer(display_order=list(slots), choice=raw, chosen_response_id=chosen)
+
+
+def parse_rationale(raw: str | None, *, mode: str) -> str:
+    """The worker's reason for one answer, as the study asks for it (Study.rationale).
+
+    ``mode`` is a RationaleMode value: "off" ignores whatever was posted, "optional"
+    keeps it, "required" refuses a blank one. Longer than RATIONALE_MAX_CHARS is refused
+    in every mode that stores it.
+    """
+    if mode == "off":
+        return ""
+    text = (raw or "").strip()
+    if mode == "required" and not text:
+        raise ValidationError("Write a short reason for your answer in the box below.")
+    if len(text) > RATIONALE_MAX_CHARS:
+        raise ValidationError(
+            f"Your reason is {len(text):,} characters long; keep it to {RATIONALE_MAX_CHARS:,} or fewer."
+        )
+    return text
 
 
 def _token_salt(assignment_id: int, task_id: int) -> str:

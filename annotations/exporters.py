@@ -6,7 +6,9 @@ object per line with a fixed key order. So export -> import -> export gives the 
 bytes. Annotators are written as their pseudonyms (``Participant.label``), never a
 platform id. A vote's ``model_a`` is the answer shown first, so ``presented_first`` is
 always ``model_a``. Only human work that counts in reports by default is written:
-submitted, approved assignments (``analysis.loaders.counted_work``).
+submitted, approved assignments (``analysis.loaders.counted_work``). ``settings.jsonl`` (only when a
+task or quality setting differs from the default) and ``gold.jsonl`` (only when pairs are gold)
+carry the study's configuration (annotations.importers.generic_settings).
 """
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from annotations.importers.base import BadInput
-from annotations.models import Assignment, Condition, Instruction, Response, Study, Submission
+from annotations.importers.generic_settings import settings_row
+from annotations.models import Assignment, Condition, Instruction, Pair, Response, Study, Submission
 
 CUED = ("bandwagon", "attentional")
 
@@ -88,10 +91,22 @@ def export_study(*, study: Study, out: Path) -> dict[str, int]:
         if condition in CUED and isinstance(cue, dict) and cue.get("cue_slot") in ("A", "B"):
             vote["cued"] = "model_a" if cue["cue_slot"] == "A" else "model_b"
         votes.append(vote)
-    for name, rows_ in (("votes.jsonl", votes), ("rankings.jsonl", rankings)):
+    settings = settings_row(study)
+    for name, rows_ in (("votes.jsonl", votes), ("rankings.jsonl", rankings), ("gold.jsonl", _gold_rows(study, ids)),
+                        ("settings.jsonl", [settings] if settings else [])):
         path = out / name
         if rows_:
             counts[name] = _write(path, rows_)
         elif path.exists():
             path.unlink()  # a stale file from an earlier export would be read back in
     return counts
+
+
+def _gold_rows(study: Study, ids: dict[int, str]) -> list[dict]:
+    """gold.jsonl: the study's gold pairs, by instruction then canonical pair order."""
+    pairs = Pair.objects.filter(instruction__study=study, gold_response__isnull=False).order_by(
+        "instruction__index", "response_a__candidate__position", "response_b__candidate__position", "pk",
+    ).values_list("instruction_id", "response_a__candidate__key", "response_b__candidate__key",
+                  "response_a_id", "gold_response_id")
+    return [{"instruction_id": ids[ins], "model_a": a, "model_b": b, "gold": "model_a" if gold == resp_a else "model_b"}
+            for ins, a, b, resp_a, gold in pairs]

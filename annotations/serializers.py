@@ -3,7 +3,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from annotations.forms import GENERATABLE
-from annotations.models import Assignment, Study
+from annotations.models import Assignment, RejectReason, Study
 
 
 class StudySerializer(serializers.ModelSerializer):
@@ -94,18 +94,30 @@ class SubmissionRowSerializer(serializers.Serializer):
     time_on_task_ms = serializers.IntegerField(allow_null=True)
     server_time_ms = serializers.IntegerField(allow_null=True)
     created_at = serializers.DateTimeField()
+    review_reason = serializers.CharField(help_text="Why the work was rejected (annotations.models.RejectReason), or empty.")
+    review_note = serializers.CharField()
+    reviewed_at = serializers.DateTimeField(allow_null=True)
+    flags = serializers.JSONField(help_text='Quality flags computed on submit: [{"code", "label", "value", "threshold"}].')
+    rationale = serializers.CharField(help_text="The worker's free-text reason, where the study asks for one.")
+    untouched = serializers.BooleanField(help_text="A ranking submitted exactly as first shown.")
+    survey = serializers.JSONField(help_text='The worker\'s survey answers: {"pre": {...}, "post": {...}}.')
+    task_role = serializers.CharField(help_text="item, instructed, catch or gold (checks are never analysed as data).")
 
 
 class ReviewInput(serializers.Serializer):
     decision = serializers.ChoiceField(choices=[Assignment.Review.APPROVED, Assignment.Review.REJECTED])
     note = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
+    # Required for a rejection (annotations.services.review_assignment answers 422 without one).
+    reason = serializers.ChoiceField(choices=RejectReason.choices, required=False, allow_blank=True, default="")
 
 
 class AssignmentSerializer(serializers.ModelSerializer):
     participant = serializers.CharField(source="participant.label")
     batch = serializers.IntegerField(source="batch_id")
+    review_reason = serializers.CharField(read_only=True, help_text="Why the work was rejected (RejectReason), or empty.")
 
     class Meta:
         model = Assignment
-        fields = ("id", "batch", "participant", "status", "review", "review_note", "started_at", "submitted_at", "work_seconds")
+        fields = ("id", "batch", "participant", "status", "review", "review_note", "started_at", "submitted_at", "work_seconds",
+                  "review_reason", "reviewed_at", "flags")
         read_only_fields = fields

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from annotations.views import researcher, study_import, worker
+from annotations.views import researcher, review, study_import, worker
 
 app_name = "annotations"
 urlpatterns = [
@@ -13,12 +13,18 @@ urlpatterns = [
     path("s/<slug:slug>/qualify", worker.qualify, name="qualify"),
     path("s/<slug:slug>/work", worker.work, name="work"),
     path("s/<slug:slug>/a/<int:assignment_id>/<int:position>", worker.task, name="task"),
+    path("s/<slug:slug>/survey/pre", worker.survey, {"phase": "pre"}, name="pre-survey"),
+    path("s/<slug:slug>/survey/post", worker.survey, {"phase": "post"}, name="post-survey"),
     path("s/<slug:slug>/done", worker.done, name="done"),
     # Researchers (staff).
     path("crowd/studies/", researcher.studies, name="studies"),
     path("crowd/studies/<slug:slug>/", researcher.study, name="study"),
     path("crowd/studies/<slug:slug>/generate", researcher.generate, name="generate"),
-    path("crowd/studies/<slug:slug>/review/<int:assignment_id>", researcher.review, name="review"),
+    path("crowd/studies/<slug:slug>/settings", researcher.study_settings, name="study-settings"),
+    path("crowd/studies/<slug:slug>/review/", review.review_list, name="review-list"),
+    path("crowd/studies/<slug:slug>/review/lookup", review.review_lookup, name="review-lookup"),
+    path("crowd/studies/<slug:slug>/review/bulk", review.review_bulk, name="review-bulk"),
+    path("crowd/studies/<slug:slug>/review/<int:assignment_id>", review.review, name="review"),
     path("crowd/studies/<slug:slug>/export.<str:fmt>", researcher.export, name="export"),
     # Upload a study in the generic format: preview (nothing written), then confirm.
     path("crowd/import/", study_import.study_import, name="study_import"),

@@ -276,6 +276,7 @@ SPECTACULAR_SETTINGS = {
         "JobStatusEnum": "judging.models.work.LLMJob.Status",
         "JobModeEnum": "judging.models.work.LLMJob.Mode",
         "CallStatusEnum": "judging.models.work.WorkRow.Status",
+        "RejectReasonEnum": "annotations.models.crowd.RejectReason",  # review reason: API input and output
     },
     # Every status code DRF itself can answer (401, 403, 429, 400, 404), added to each operation.
     "POSTPROCESSING_HOOKS": [
@@ -317,6 +318,8 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # Judge jobs (judging/). The simulator mounted in this site serves the demo judge.
+# Where the demo judge calls the simulator: `make run` and `runstack` set it to the port they serve
+# (judging.services.local_simulator_url); the default matches `make run` on port 8000.
 SIMULATOR_BASE_URL = env_str("SIMULATOR_BASE_URL", "http://127.0.0.1:8000/sim/v1")
 # /sim/v1 is mounted only when enabled (by default only with DEBUG on). With DEBUG off it
 # answers logged-in staff, a staff API token, or `Authorization: Bearer $SIMULATOR_TOKEN`.

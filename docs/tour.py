@@ -16,6 +16,25 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
+def _hub_and_review(page, base: str) -> None:  # noqa: ANN001 - a Playwright page
+    """The study hub, its recruitment box, and the review page with a flagged and an approved
+    submission (the demo's simulated crowd: seed_demo flags the careless ones on submit)."""
+    page.set_viewport_size({"width": 1280, "height": 1400})
+    page.goto(f"{base}/crowd/studies/demo/")
+    page.screenshot(path=OUT / "tour-hub.png", full_page=False)
+    page.set_viewport_size({"width": 1280, "height": 860})
+    page.locator("#recruitment").screenshot(path=OUT / "tour-recruitment.png")
+    # Most flags first: pending flagged work on top, then flagged work already approved; the
+    # first approved entry is opened to show its answers beside the pairs.
+    page.goto(f"{base}/crowd/studies/demo/review/?state=all&sort=flags")
+    approved = page.locator("article.review-approved").first
+    approved.locator("details.answers").evaluate("d => d.open = true")
+    tasks = approved.locator("li.task-review")
+    last = tasks.nth(min(1, tasks.count() - 1)).bounding_box()
+    bottom = last["y"] + last["height"] + 12 + page.evaluate("() => window.scrollY")
+    page.screenshot(path=OUT / "tour-review.png", full_page=True, clip={"x": 0, "y": 0, "width": 1280, "height": bottom})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--base", default="http://127.0.0.1:8000")
@@ -34,12 +53,15 @@ def main() -> None:
         page.screenshot(path=OUT / "tour-judge-job.png", full_page=True)
         page.goto(f"{base}/crowd/studies/demo/")
         page.screenshot(path=OUT / "tour-crowd-study.png", full_page=False)
+        _hub_and_review(page, base)
         page.goto(f"{base}/studies/demo/report/")
         button = page.locator("button", has_text="ompute")
         if button.count():
             button.first.click()
         page.wait_for_selector(".figures img, .figures svg", timeout=120_000)
         page.wait_for_timeout(1500)
+        # The first picture of the README: the verdict cards, the answer at a glance.
+        page.locator("#summary").screenshot(path=OUT / "tour-summary.png")
         page.locator(".figures").screenshot(path=OUT / "tour-report.png")
         browser.close()
 

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
@@ -75,10 +76,45 @@ def _check_baseline(baseline: str) -> str:
     return baseline
 
 
+DEMO_JUDGE = "simulated-judge"
+# Hosts a demo judge may be moved between: the simulator mounted in a local `make run`.
+_LOCAL_SIMULATOR_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})
+
+
+def local_simulator_url(*, host: str, port: int) -> str:
+    """The simulator of the server `make run` serves on ``host:port`` (a wildcard bind is called on loopback)."""
+    host = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
+    return f"http://{'[' + host + ']' if ':' in host else host}:{port}/sim/v1"
+
+
+def is_local_simulator_url(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme == "http" and parts.hostname in _LOCAL_SIMULATOR_HOSTS and parts.path.rstrip("/").endswith("/sim/v1")
+
+
+def point_demo_judge_at(*, base_url: str) -> bool:
+    """Move the demo's simulated judge to ``base_url`` (the simulator on the port actually served).
+
+    Only the demo judge itself: the public (unowned) judge called DEMO_JUDGE whose model is a
+    ``sim:`` string and whose URL is a local simulator already, so a researcher's judge (or a
+    demo judge someone pointed at a real endpoint) is never touched. True when it moved.
+    """
+    judge = Judge.objects.filter(name=DEMO_JUDGE, owner__isnull=True, kind=Judge.Kind.OPENAI,
+                                 model__startswith="sim:").first()
+    if judge is None or judge.base_url == base_url or not (
+            is_local_simulator_url(base_url) and is_local_simulator_url(judge.base_url)):
+        return False
+    # Conditional on the URL read: an edit made meanwhile (in the judge form) wins.
+    moved = Judge.objects.filter(pk=judge.pk, base_url=judge.base_url).update(base_url=base_url)
+    if moved:
+        logger.info("demo judge %s now calls %s", DEMO_JUDGE, base_url)
+    return bool(moved)
+
+
 def ensure_demo_judges() -> list[Judge]:
     """The demo's simulated judge (at settings.SIMULATOR_BASE_URL) plus the four baselines."""
     sim, _ = Judge.objects.update_or_create(
-        name="simulated-judge",
+        name=DEMO_JUDGE,
         defaults={"kind": Judge.Kind.OPENAI, "base_url": settings.SIMULATOR_BASE_URL,
                   "model": "sim:order_first=0.3,bandwagon=0.5,distractor=0.2,length=0.2,"
                            "invalid=0.03,latency_ms=50,seed=1",

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from django.conf import settings
 
+from analysis import summary
+
 PACKAGES = ("Django", "pandas", "numpy", "scipy", "matplotlib", "rbo", "jsonschema", "celery")
 
 
@@ -65,7 +67,10 @@ def methods_paragraphs(report: dict) -> list[str]:
         )
     paragraphs.append(
         f"Human work counts when submitted and '{c.get('human_work', 'approved')}' (profile setting human_work; "
-        f"rejected and unfinished work never count), the same rule in every section. Pairwise votes are scored as "
+        f"rejected and unfinished work never count), the same rule in every section. Work with a quality flag "
+        f"{'does not count' if c.get('flagged_work') == 'exclude' else 'counts like any other'} (profile setting "
+        f"flagged_work '{c.get('flagged_work', 'keep')}'), and attention checks and gold items are never data "
+        f"(docs/methods.md, 'Crowd quality'). Pairwise votes are scored as "
         f"the response chosen, and a tie vote as a tie, never as a slot. Rater agreement (Krippendorff's alpha, "
         f"Fleiss' kappa, percent agreement) uses units of one pair (MT-Bench: question, model pair, turn) under one "
         f"condition with the cue on the same response, split by presentation where a rater answered both; every "
@@ -73,6 +78,16 @@ def methods_paragraphs(report: dict) -> list[str]:
         f"tie agrees; rows 'ties: third-class') and, where there are tie votes, again without them ('ties: "
         f"excluded'). See docs/methods.md, 'Ties and agreement units' and 'Which work counts'."
     )
+    if report.get("summary") is not None:
+        paragraphs.append(
+            f"The summary at the top claims a bias only where the row's exact sign test is significant at "
+            f"{summary.ALPHA} after {correction} correction and the row has at least {summary.MIN_PAIRS} pairs; "
+            f"a tested row below that says 'not enough data', one above it without significance 'no evidence'. "
+            f"Agreement is stated from {summary.MIN_INSTRUCTIONS} instructions (RBO) or {summary.MIN_VOTES} votes "
+            f"(percent agreement, length control) up, beside the human-human baseline; every number is the "
+            f"section row's. The report read data version {report.get('data_version', '?')}. See docs/methods.md, "
+            f"'Verdict summary' and 'Report states'."
+        )
     return paragraphs
 
 

@@ -17,6 +17,13 @@ LEADING = {
     "paper": ["key", "value"],
     "manifest": ["key", "value"],
 }
+# Columns whose text is the same method for many rows: the page and the HTML export show a key
+# into a legend under the table instead of repeating it (the CSV and JSON keep the text).
+LEGEND_COLUMNS = {
+    "bias": ("null", "method", "interval"),
+    "agreement": ("ties_rule", "unit", "aggregate"),
+}
+LEGEND_PREFIX = {"bias": "B", "agreement": "A"}
 LC_SCALARS = ("unit", "join", "scope", "interval", "difference_interval", "seed",
               "verdict", "verdict_reason", "verdict_judge", "verdict_condition")
 
@@ -63,6 +70,21 @@ def _table(name: str, rows: list[dict]) -> Table:
         columns.extend(k for k in r if k not in columns)
     # A null interval has no _low/_high keys; keep those cells empty, not missing.
     return Table(name, columns, [{c: r.get(c) for c in columns} for r in flat])
+
+
+def method_legend(table: Table) -> list[dict]:
+    """``[{key, column, text}]``: each distinct method text of the table's legend columns, keyed in order."""
+    legend: list[dict] = []
+    seen: set[tuple[str, str]] = set()
+    for column in LEGEND_COLUMNS.get(table.name, ()):
+        if column not in table.columns:
+            continue
+        for row in table.rows:
+            text = row[column]
+            if isinstance(text, str) and text and (column, text) not in seen:
+                seen.add((column, text))
+                legend.append({"key": f"{LEGEND_PREFIX[table.name]}{len(legend) + 1}", "column": column, "text": text})
+    return legend
 
 
 def tidy_tables(report: dict) -> list[Table]:

@@ -46,11 +46,12 @@ def build(*, study: Study, profile: Profile) -> list[dict]:
     rows: list[dict] = []
     if not rankings.empty:
         by_rater = {r: g.set_index("instruction")["ranking"] for r, g in rankings.groupby("rater", sort=True)}
-        rows += pairwise_rbo_rows("inter_annotator", by_rater, **rbo)
+        rows += pairwise_rbo_rows("inter_annotator", by_rater, with_chance=True, **rbo)
         rows.append(_alpha_row(rankings))
         human = rankings_by(_borda_sum(rankings), group=["instruction"], tie_break=profile.tie_break, order=order)
         for (source, judge), ranks in judge_ranks.items():
-            rows.append(rbo_row("human_vs_judge", "humans", judge, human, ranks, source=source, **rbo))
+            rows.append(rbo_row("human_vs_judge", "humans", judge, human, ranks, source=source,
+                                with_chance=True, **rbo))
             for rater, mine in by_rater.items():
                 rows.append(rbo_row("human_vs_judge", rater, judge, mine, ranks, source=source, **rbo))
     for source in sorted({s for s, _ in judge_ranks}):

@@ -22,6 +22,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 
 from annotations.importers.base import BadInput, read_json_lines
+from annotations.importers.generic_settings import EXTRA_FILES, GoldRow, check_gold, check_settings
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "study.schema.json"
 # file name -> (schema $defs entry, required)
@@ -100,6 +101,9 @@ class StudyPlan:
     responses: list[ResponseRow] = field(default_factory=list)
     votes: list[VoteRow] = field(default_factory=list)
     rankings: list[RankingRow] = field(default_factory=list)
+    # settings.jsonl's line, checked and filled with defaults; None when the file is absent.
+    settings: dict | None = None
+    gold: list[GoldRow] = field(default_factory=list)
     digests: dict[str, str] = field(default_factory=dict)  # file name -> sha256
     lines: dict[str, int] = field(default_factory=dict)  # file name -> rows read
     problems: list[Problem] = field(default_factory=list)
@@ -261,7 +265,7 @@ def read_study(root: Path) -> StudyPlan:
         plan.problem(str(root), "not a directory")
         return plan
     raw: dict[str, list[tuple[str, dict]]] = {}
-    for name, (definition, required) in FILES.items():
+    for name, (definition, required) in (FILES | EXTRA_FILES).items():
         path = root / name
         if not path.is_file():
             if required:
@@ -275,6 +279,8 @@ def read_study(root: Path) -> StudyPlan:
     answered = plan.models_of()
     _votes(raw.get("votes.jsonl", []), plan, answered)
     _rankings(raw.get("rankings.jsonl", []), plan, answered)
+    check_settings(raw.get("settings.jsonl", []), plan)
+    check_gold(raw.get("gold.jsonl", []), plan, answered)
     if "instructions.jsonl" in plan.digests and not plan.instructions and plan.ok:
         plan.problem("instructions.jsonl", "no instructions")
     return plan

@@ -34,6 +34,7 @@ from annotations.importers.base import (
     upsert,
 )
 from annotations.importers.generic import CUED_CONDITIONS, StudyPlan, read_study
+from annotations.importers.generic_settings import apply_extras
 from annotations.models import (
     Assignment,
     Batch,
@@ -106,6 +107,7 @@ def apply_plan(plan: StudyPlan, study: Study) -> None:
     candidate_ids = _candidates(plan, study, instruction_ids)
     response_ids = _responses(plan, study, instruction_ids, candidate_ids)
     pair_ids = _pairs(plan, study, instruction_ids, response_ids)
+    apply_extras(plan, study, response_ids)
     _human_work(plan, study, instruction_ids, response_ids, pair_ids)
 
 

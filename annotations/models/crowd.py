@@ -292,6 +292,8 @@ class Assignment(models.Model):
                     choice=answer.choice,
                     chosen_response_id=answer.chosen_response_id,
                     display_order=answer.display_order,
+                    rationale=answer.rationale,
+                    untouched=answer.untouched,
                     time_on_task_ms=shown_ms,
                     server_time_ms=server_ms,
                     idempotency_key=idempotency_key,
@@ -314,17 +316,23 @@ class Assignment(models.Model):
             work_seconds=int((finished - self.started_at).total_seconds()),
         )
         self.refresh_from_db(fields=["status", "submitted_at", "work_seconds"])
+        if closed:
+            # Imported late: annotations.quality imports these models. It never raises.
+            from annotations.quality.flags import flag_closed_assignment
+
+            flag_closed_assignment(self)
         return bool(closed)
 
-    def review_as(self, *, decision: str, note: str = "") -> None:
-        """Approve or reject submitted work. Idempotent; a rejection frees the batch place."""
+    def review_as(self, *, decision: str, note: str = "", reason: str = "") -> None:
+        """Approve or reject submitted work, with when and why. Idempotent; a rejection frees the
+        batch place. Which reasons a rejection needs is the service's rule (review_assignment)."""
         if decision not in (self.Review.APPROVED, self.Review.REJECTED):
             raise ValidationError("Decision must be 'approved' or 'rejected'.")
         if self.status != self.Status.SUBMITTED:
             raise ValidationError("Only submitted work can be reviewed.")
-        self.review = decision
-        self.review_note = note[:300]
-        self.save(update_fields=["review", "review_note"])
+        self.review, self.review_note, self.review_reason = decision, note[:300], reason
+        self.reviewed_at = timezone.now()
+        self.save(update_fields=["review", "review_note", "review_reason", "reviewed_at"])
 
 
 class Submission(models.Model):

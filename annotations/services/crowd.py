@@ -16,9 +16,12 @@ from django.db.models import Count, F, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotations import answers
+from annotations import surveys
 from annotations.models import Assignment, Batch, Participant, QualificationItem, Study, Submission, Task
 from annotations.pseudonyms import pseudonymise
+
+# Answering lives in its own module; re-exported because callers import it from here.
+from annotations.services.answering import answered_by_another_page, shown_order, submit_task  # noqa: F401
 
 logger = logging.getLogger(__name__)
 
@@ -327,58 +330,18 @@ def first_open_task(assignment: Assignment) -> Task | None:
     return assignment.batch.tasks.exclude(pk__in=answered).order_by("position").first()
 
 
-def submit_task(
-    *, assignment: Assignment, task: Task, values: list[str], choice: str, token: str, client_ms: str | None
-) -> Submission:
-    """Check and store a worker's answer to one task (the htmx view and the API both call this).
-
-    Idempotent (see Assignment.record_answer). Raises ValidationError for a malformed or
-    expired answer (nothing is stored) and LeaseLost when the lease is gone.
-    """
-    nonce, server_ms = answers.read_token(token, assignment_id=assignment.pk, task_id=task.pk)
-    expected = task.expected_response_ids()
-    shown = shown_order(assignment=assignment, task=task, expected=expected)
-    if task.kind == Task.Kind.RANKING:
-        answer = answers.parse_ranking(values, expected=expected, with_bar=task.show_threshold_bar, shown=shown)
-    else:
-        answer = answers.parse_choice(choice, slots=task.slot_response_ids())
-    key = answers.idempotency_key(assignment_id=assignment.pk, task_id=task.pk, nonce=nonce)
-    return assignment.record_answer(
-        task=task,
-        answer=answer,
-        idempotency_key=key,
-        server_ms=server_ms,
-        client_ms=answers.parse_client_ms(client_ms),
-    )
-
-
-def answered_by_another_page(*, submission: Submission, token: str) -> bool:
-    """Whether the stored answer came from another rendering of the task than this form's token.
-
-    A double click or a retried POST carries the same token (same idempotency key) and is
-    the same answer; another key means a second tab (or a window kept open) answered first,
-    and this form's answer was not stored (first answer wins, Assignment.record_answer).
-    """
-    nonce, _ms = answers.read_token(token, assignment_id=submission.assignment_id, task_id=submission.task_id)
-    key = answers.idempotency_key(assignment_id=submission.assignment_id, task_id=submission.task_id, nonce=nonce)
-    return not hmac.compare_digest(key, submission.idempotency_key)
-
-
 def sample_task(study: Study) -> Task | None:
-    """The task an MTurk preview shows read-only: the first of the study's first batch."""
-    return Task.objects.filter(batch__study=study).select_related("instruction", "pair").order_by("batch_id", "position").first()
+    """The task an MTurk preview shows read-only: the first study item of the study's first batch.
 
-
-def shown_order(*, assignment: Assignment, task: Task, expected: list[int]) -> list[int]:
-    """Response ids in display order: shuffled per participant for rankings, the designed slots for pairs."""
-    if task.kind == Task.Kind.PAIRWISE:
-        return expected
-    return answers.display_order(participant_id=assignment.participant_id, task_id=task.pk, response_ids=expected)
+    Never an attention check or gold item: a preview must not show what a check looks like.
+    """
+    return Task.objects.filter(batch__study=study, role=Task.Role.ITEM).select_related("instruction", "pair").order_by("batch_id", "position").first()
 
 
 @dataclass(frozen=True)
 class Step:
-    """Where a worker stands: consent, qualify, failed_qualification, task, no_work, completed, timed_out."""
+    """Where a worker stands: consent, qualify, failed_qualification, pre_survey, task, post_survey,
+    no_work, completed, timed_out."""
 
     name: str
     assignment: Assignment | None = None
@@ -390,7 +353,9 @@ def next_step(*, participant: Participant, session_hash: str, claim: bool = True
 
     Resuming is this function: a reload lands on the first unanswered task of the
     sitting's assignment, and a new session of the same worker identity resumes its open
-    lease (``resume_open_assignment``) rather than leasing another batch.
+    lease (``resume_open_assignment``) rather than leasing another batch. A study's
+    pre-study survey comes before the first task, its post-study survey before "completed"
+    (annotations.surveys.awaiting), so no completion code is shown before it is answered.
     """
     if participant.consented_at is None:
         return Step("consent")
@@ -408,10 +373,15 @@ def next_step(*, participant: Participant, session_hash: str, claim: bool = True
     assignment.expire_if_stale()
     if assignment.status in (Assignment.Status.EXPIRED, Assignment.Status.RETURNED):
         return Step("timed_out", assignment)
-    if assignment.status == Assignment.Status.SUBMITTED:
-        return Step("completed", assignment)
-    task = first_open_task(assignment)
-    if task is None:
+    if assignment.status == Assignment.Status.ACTIVE:
+        if surveys.awaiting(participant.study, assignment) == "pre":
+            return Step("pre_survey", assignment)
+        task = first_open_task(assignment)
+        if task is not None:
+            return Step("task", assignment, task)
         assignment.finish_if_complete()
-        return Step("completed" if assignment.status == Assignment.Status.SUBMITTED else "timed_out", assignment)
-    return Step("task", assignment, task)
+    if assignment.status != Assignment.Status.SUBMITTED:
+        return Step("timed_out", assignment)
+    if surveys.awaiting(participant.study, assignment) == "post":
+        return Step("post_survey", assignment)
+    return Step("completed", assignment)

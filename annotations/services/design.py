@@ -19,6 +19,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotations.models import Batch, Condition, Instruction, Pair, Response, Study, Task
+from annotations.quality import checks
 
 PAIRWISE_CONDITIONS = (Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL, Condition.PLAIN)
 COBBLER_CONDITIONS = (Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL)
@@ -229,9 +230,12 @@ def generate_batches(
     Pairwise: ``pairs_per_batch`` pairs drawn per instruction; each appears twice, with the
     positions swapped (order, plain) or the cue on each side (bandwagon, attentional); which
     candidate sits in slot A first is balanced half/half over the batch; the 2n tasks are
-    shuffled so twins are not adjacent. Ranking: ``rankings_per_batch`` instructions per
-    batch, all responses, with the threshold bar. Same seed, same design. Raises
-    ValidationError (nothing stored) if the condition already has batches or is unknown.
+    shuffled so twins are not adjacent. With ``study.attention_check_rate`` / ``gold_rate``
+    above 0 each pairwise batch also gets attention checks and gold items at seeded
+    positions (``_with_checks``); at 0 (the default) nothing changes. Ranking:
+    ``rankings_per_batch`` instructions per batch, all responses, with the threshold bar.
+    Same seed, same design. Raises ValidationError (nothing stored) if the condition
+    already has batches or is unknown, or a rate is outside 0-1.
     """
     _check_fresh(study, condition)
     chosen = list(instructions) if instructions is not None else list(study.instructions.all())
@@ -243,7 +247,9 @@ def generate_batches(
         raise ValidationError(f"Crowd batches exist for ranking and {', '.join(PAIRWISE_CONDITIONS)} only.")
     if pairs_per_batch < 1:
         raise ValidationError("pairs_per_batch must be at least 1.")
+    _check_rates(study)
     book = _PairBook(study)
+    gold_pairs = list(Pair.objects.filter(instruction__study=study, gold_response__isnull=False))
     batches = []
     for index, instruction in enumerate(sorted(chosen, key=lambda i: i.index)):
         responses = sorted(_responses_by_key(instruction).values(), key=lambda r: (r.candidate.position, r.candidate.key))
@@ -260,9 +266,50 @@ def generate_batches(
             tasks += _twin_tasks(condition=condition, pair_index=pair_index, first=first, second=second,
                                  book=book, percent=study.bandwagon_percent, rng=rng)
         _spread_twins(tasks, rng)
+        tasks = _with_checks(study=study, condition=condition, seed=seed, instruction=instruction, items=tasks,
+                             pairs=all_pairs, book=book, gold_pairs=gold_pairs)
         batches.append(_save_batch(study=study, condition=condition, index=index, seed=seed,
                                    label=f"instruction {instruction.index}", tasks=tasks))
     return batches
+
+
+def _check_cue(condition: str, percent: int) -> checks.CueMaker:
+    """Cues for check tasks drawn as for the batch's items, so a banner never gives a check away."""
+    def cue(rng: random.Random) -> dict:
+        if condition in (Condition.ORDER, Condition.PLAIN):
+            return {"order": "first"}
+        slot = rng.choice("AB")
+        if condition == Condition.BANDWAGON:
+            return {"cue_slot": slot, "percent": percent}
+        return {"cue_slot": slot, "distractor": rng.choice(DISTRACTORS).format(x=f"System {slot}")}
+    return cue
+
+
+def _check_rates(study: Study) -> None:
+    for name in ("attention_check_rate", "gold_rate"):
+        rate = getattr(study, name)
+        if not 0 <= rate <= 1:
+            raise ValidationError(f"{name} must be between 0 and 1 (got {rate}).")
+
+
+def _with_checks(
+    *, study: Study, condition: str, seed: int, instruction: Instruction, items: list[Task],
+    pairs: list[tuple[Response, Response]], book: _PairBook, gold_pairs: list[Pair],
+) -> list[Task]:
+    """The batch's item tasks with its attention checks and gold items at seeded positions
+    (docs/methods.md "Crowd quality"). Both rates 0: the items, untouched, and no random draw."""
+    n_attention = checks.check_count(study.attention_check_rate, len(items))
+    own_gold = [p for p in gold_pairs if p.instruction_id == instruction.pk] or gold_pairs
+    n_gold = checks.check_count(study.gold_rate, len(items)) if own_gold else 0
+    if not n_attention and not n_gold:
+        return items
+    # Its own stream, so the items' draws (pairs, flips, distractors, shuffle) stay as without checks.
+    rng = random.Random(f"{seed}:{condition}:{instruction.index}:checks")
+    extra = checks.build_check_tasks(
+        condition=condition, pairs=pairs, pair_of=book.get, gold_pairs=own_gold, n_attention=n_attention,
+        n_gold=n_gold, cue=_check_cue(condition, study.bandwagon_percent), rng=rng,
+    )
+    return checks.interleave(items, extra, rng)
 
 
 def _ranking_batches(*, study: Study, seed: int, instructions: list[Instruction], per_batch: int) -> list[Batch]:

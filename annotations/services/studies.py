@@ -12,7 +12,17 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Avg, Count, Q
 
-from annotations.models import Assignment, Batch, Candidate, Instruction, Pair, Response, Study, Submission
+from annotations.models import (
+    Assignment,
+    Batch,
+    Candidate,
+    Instruction,
+    Pair,
+    RejectReason,
+    Response,
+    Study,
+    Submission,
+)
 from cobbler_site.csv_safety import safe_cell
 
 EXPORT_FIELDS = (
@@ -21,6 +31,8 @@ EXPORT_FIELDS = (
     "pair_index", "presentation", "cue", "slot_a_response", "slot_b_response", "choice",
     "chosen_response", "ranking", "bar_position", "display_order", "time_on_task_ms",
     "server_time_ms", "created_at",
+    # Appended (issue 12): the review, the quality flags, the worker's reason and survey, the task's role.
+    "review_reason", "review_note", "reviewed_at", "flags", "rationale", "untouched", "survey", "task_role",
 )
 
 
@@ -120,9 +132,21 @@ def batch_progress(*, study: Study) -> list[BatchProgress]:
     ]
 
 
-def review_assignment(*, assignment: Assignment, decision: str, note: str = "") -> Assignment:
-    """Approve or reject one worker's submitted batch. Idempotent; rejection frees the place."""
-    assignment.review_as(decision=decision, note=note)
+@transaction.atomic
+def review_assignment(*, assignment: Assignment, decision: str, note: str = "", reason: str = "") -> Assignment:
+    """Approve or reject one worker's submitted batch. Idempotent; rejection frees the place.
+
+    A rejection needs a reason from RejectReason ("other" also needs a note), as Prolific asks;
+    an approval clears any earlier reason. Raises ValidationError, changing nothing, on bad input.
+    """
+    if decision == Assignment.Review.REJECTED:
+        if reason not in RejectReason.values:
+            raise ValidationError("Choose a reason for the rejection.")
+        if reason == RejectReason.OTHER and not note.strip():
+            raise ValidationError('Say why in the note when the reason is "Other".')
+    else:
+        reason = ""
+    assignment.review_as(decision=decision, note=note, reason=reason)
     return assignment
 
 
@@ -148,6 +172,10 @@ def submission_rows(*, study: Study) -> Iterator[dict]:
             "chosen_response": s.chosen_response_id, "ranking": s.ranking, "bar_position": s.bar_position,
             "display_order": s.display_order, "time_on_task_ms": s.time_on_task_ms,
             "server_time_ms": s.server_time_ms, "created_at": s.created_at.isoformat(),
+            "review_reason": assignment.review_reason, "review_note": assignment.review_note,
+            "reviewed_at": assignment.reviewed_at.isoformat() if assignment.reviewed_at else None,
+            "flags": assignment.flags, "rationale": s.rationale, "untouched": s.untouched,
+            "survey": assignment.survey, "task_role": task.role,
         }
 
 

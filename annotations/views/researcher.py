@@ -1,10 +1,13 @@
-"""Researcher pages (staff only): studies, batch generation, live progress, review, export."""
+"""Researcher pages (staff only): the studies list and the study hub (content, settings, batches and
+progress, review summary, recruitment links, judge jobs, reports), batch generation and export.
+Reviewing work is annotations.views.review."""
 from __future__ import annotations
 
 import json
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -12,10 +15,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from annotations import services
-from annotations.forms import GenerateBatchesForm, StudyCreateForm
-from annotations.models import Assignment, Study
+from annotations.forms import GenerateBatchesForm, StudyCreateForm, StudySettingsForm
+from annotations.models import Assignment, Pair, Response, Study
 from annotations.services.recruitment import recruitment_links
+from annotations.services.review import flags_of
 from cobbler_site.access import Audience, allow
+
+HUB = "annotations/researcher/study.html"
 
 
 def _get_study_for_user(request: HttpRequest, slug: str) -> Study:
@@ -40,26 +46,68 @@ def studies(request: HttpRequest) -> HttpResponse:
     return render(request, template, context, status=422 if form.errors else 200)
 
 
-def study_url(study: Study) -> str:
-    return reverse("annotations:study", args=[study.slug])
+def study_url(study: Study, section: str = "") -> str:
+    return reverse("annotations:study", args=[study.slug]) + (f"#{section}" if section else "")
+
+
+def _hub_context(request: HttpRequest, study: Study, **forms: object) -> dict:
+    """Everything the hub shows; ``forms`` replaces a section's blank form by a bound, invalid one."""
+    submitted = Assignment.objects.filter(batch__study=study, status=Assignment.Status.SUBMITTED)
+    reviews = submitted.aggregate(
+        total=Count("pk"), pending=Count("pk", filter=Q(review=Assignment.Review.PENDING)),
+        approved=Count("pk", filter=Q(review=Assignment.Review.APPROVED)),
+        rejected=Count("pk", filter=Q(review=Assignment.Review.REJECTED)),
+    )
+    reviews["flagged"] = sum(1 for raw in submitted.values_list("flags", flat=True) if flags_of(raw))
+    content = {
+        "instructions": study.instructions.count(), "candidates": study.candidates.count(),
+        "responses": Response.objects.filter(instruction__study=study).count(),
+        "pairs": Pair.objects.filter(instruction__study=study).count(),
+        "gold_pairs": Pair.objects.filter(instruction__study=study, gold_response__isnull=False).count(),
+    }
+    progress = services.batch_progress(study=study)
+    return {
+        "study": study, "content": content, "reviews": reviews, "progress": progress,
+        "batch_summary": {"total": len(progress), "complete": sum(1 for p in progress if p.complete)},
+        "form": forms.get("form") or GenerateBatchesForm(),
+        "settings_form": forms.get("settings_form") or StudySettingsForm(instance=study),
+        "links": recruitment_links(study=study, request=request),
+        # Related managers keep annotations free of imports from judging and analysis
+        # (dependencies point analysis -> judging -> annotations).
+        "judge_jobs": study.judge_jobs.manageable_by(request.user).select_related("judge").order_by("-created_at")[:20],
+        "report_runs": study.report_runs.order_by("-created_at").values("profile", "status", "created_at")[:5],
+    }
 
 
 @allow(Audience.RESEARCHER)
 @require_GET
 def study(request: HttpRequest, slug: str) -> HttpResponse:
     study = _get_study_for_user(request, slug)
-    context = {
-        "study": study,
-        "progress": services.batch_progress(study=study),
-        "form": GenerateBatchesForm(),
-        "links": recruitment_links(study=study, request=request),
-        "to_review": Assignment.objects.filter(batch__study=study, status=Assignment.Status.SUBMITTED)
-        .select_related("participant", "batch")
-        .order_by("review", "-submitted_at")[:50],
-    }
-    # The progress table polls itself every 2 s; only its fragment is rendered then.
-    template = "annotations/researcher/study.html" + ("#progress" if request.htmx else "")
-    return render(request, template, context)
+    if request.htmx:
+        # The progress table polls itself every 2 s; only its fragment is rendered then.
+        return render(request, HUB + "#progress", {"study": study, "progress": services.batch_progress(study=study)})
+    return render(request, HUB, _hub_context(request, study))
+
+
+def _back_to_hub(request: HttpRequest, study: Study, section: str) -> HttpResponse:
+    # htmx posts from the hub itself: an HX-Redirect to the hub plus an anchor would only scroll
+    # (a same-document navigation), so it gets the bare URL, which reloads; without JS, the section.
+    return HttpResponseClientRedirect(study_url(study)) if request.htmx else redirect(study_url(study, section))
+
+
+@allow(Audience.RESEARCHER)
+@require_POST
+def study_settings(request: HttpRequest, slug: str) -> HttpResponse:
+    study = _get_study_for_user(request, slug)
+    # The form works on a copy: an invalid post must not leave half-changed fields on the instance.
+    form = StudySettingsForm(request.POST, instance=Study.objects.get(pk=study.pk))
+    if form.is_valid():
+        form.save()
+        messages.success(request, "Study settings saved.")
+        return _back_to_hub(request, study, "settings")
+    if request.htmx:
+        return render(request, HUB + "#settings-form", {"study": study, "settings_form": form}, status=422)
+    return render(request, HUB, _hub_context(request, study, settings_form=form), status=422)
 
 
 @allow(Audience.RESEARCHER)
@@ -78,28 +126,10 @@ def generate(request: HttpRequest, slug: str) -> HttpResponse:
             form.add_error(None, e)
         else:
             messages.success(request, f"{len(made)} {data['condition']} batches generated.")
-            url = study_url(study)
-            return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
-    template = "annotations/researcher/study.html" + ("#generate-form" if request.htmx else "")
-    return render(request, template, {"study": study, "form": form}, status=422)
-
-
-@allow(Audience.RESEARCHER)
-@require_POST
-def review(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
-    study = _get_study_for_user(request, slug)
-    assignment = get_object_or_404(Assignment.objects.select_related("participant", "batch"), pk=assignment_id, batch__study=study)
-    error = ""
-    try:
-        services.review_assignment(assignment=assignment, decision=request.POST.get("decision", ""), note=request.POST.get("note", ""))
-    except ValidationError as e:
-        error = e.messages[0]
+            return _back_to_hub(request, study, "batches")
     if request.htmx:
-        return render(request, "annotations/researcher/study.html#review-row",
-                      {"study": study, "a": assignment, "error": error}, status=422 if error else 200)
-    if error:
-        messages.error(request, error)
-    return redirect(study_url(study))
+        return render(request, HUB + "#generate-form", {"study": study, "form": form}, status=422)
+    return render(request, HUB, _hub_context(request, study, form=form), status=422)
 
 
 @allow(Audience.RESEARCHER)

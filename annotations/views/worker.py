@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
-from annotations import answers, services
+from annotations import answers, services, surveys
 from annotations.models import (
     Assignment,
     Condition,
@@ -30,7 +30,8 @@ from annotations.models import (
     Submission,
     Task,
 )
-from annotations.services.crowd import answered_by_another_page, is_mturk_preview, sample_task
+from annotations.services.answering import answered_by_another_page
+from annotations.services.crowd import is_mturk_preview, sample_task
 from annotations.services.recruitment import prolific_completion_url
 from annotations.worker_session import MTURK_SUBMIT_HOSTS, MTurkReturn, read_worker, remember_worker
 from cobbler_site import throttle
@@ -110,6 +111,8 @@ def _step_url(study: Study, step: services.crowd.Step) -> str:
         return reverse("annotations:qualify", args=[study.slug])
     if step.name == "task":
         return reverse("annotations:task", args=[study.slug, step.assignment.pk, step.task.position])
+    if step.name in ("pre_survey", "post_survey"):
+        return reverse(f"annotations:{step.name.replace('_', '-')}", args=[study.slug])
     if step.name == "no_work":
         return reverse("annotations:work", args=[study.slug])
     return reverse("annotations:done", args=[study.slug])
@@ -220,7 +223,21 @@ def work(request: HtmxHttpRequest, study: Study, participant: Participant, sessi
     return redirect(_step_url(study, step))
 
 
-def _task_context(study: Study, assignment: Assignment, task: Task, *, error: str = "") -> dict:
+def _check_texts(task: Task, slot_a: Response, slot_b: Response) -> tuple[str, str, str]:
+    """(note, text A, text B) as a check task shows them; an item shows its answers and no note.
+
+    Nothing else about the role reaches the page: no class, data attribute or URL differs.
+    """
+    expects = task.expects if isinstance(task.expects, dict) else {}
+    texts = {"A": slot_a.text, "B": slot_b.text}
+    note = str(expects.get("text", "")) if task.role == Task.Role.INSTRUCTED else ""
+    broken = expects.get("broken_slot")
+    if task.role == Task.Role.CATCH and broken in texts and expects.get("broken_text"):
+        texts[broken] = str(expects["broken_text"])
+    return note, texts["A"], texts["B"]
+
+
+def _task_context(study: Study, assignment: Assignment, task: Task, *, error: str = "", posted: dict | None = None) -> dict:
     expected = task.expected_response_ids()
     order = services.shown_order(assignment=assignment, task=task, expected=expected)
     by_id = Response.objects.in_bulk(order)
@@ -234,12 +251,15 @@ def _task_context(study: Study, assignment: Assignment, task: Task, *, error: st
         "token": answers.issue_token(assignment_id=assignment.pk, task_id=task.pk), "answered": answered, "total": total,
         "percent": int(100 * answered / total) if total else 0, "number": answered + 1,
         "action": reverse("annotations:task", args=[study.slug, assignment.pk, task.position]),
+        "rationale_mode": study.rationale, "rationale_max": answers.RATIONALE_MAX_CHARS,
+        "rationale": (posted or {}).get("rationale", ""), "allow_ties": study.allow_ties,
     }
     if task.kind == Task.Kind.RANKING:
         letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
         context["answers"] = [(letters[i % 26] + ("" if i < 26 else str(i // 26)), r) for i, r in enumerate(shown)]
         return context
-    context["slot_a"], context["slot_b"] = shown
+    slot_a, slot_b = shown
+    context["check_note"], context["text_a"], context["text_b"] = _check_texts(task, slot_a, slot_b)
     context["sequential"] = task.condition == Condition.ORDER
     if task.condition == Condition.BANDWAGON:
         percent = task.cue.get("percent", study.bandwagon_percent)
@@ -266,7 +286,7 @@ def task(
             stored = services.submit_task(
                 assignment=assignment, task=task, values=request.POST.getlist("answer"),
                 choice=request.POST.get("choice", ""), token=token,
-                client_ms=request.POST.get("client_ms"),
+                client_ms=request.POST.get("client_ms"), rationale=request.POST.get("rationale"),
             )
         except LeaseLost:
             return _go(request, reverse("annotations:done", args=[study.slug]))
@@ -285,12 +305,38 @@ def task(
         assignment.expire_if_stale()
         or assignment.status != Assignment.Status.ACTIVE
         or Submission.objects.filter(assignment=assignment, task=task).exists()
+        or surveys.awaiting(study, assignment) == "pre"
     ):
         return redirect("annotations:work", study.slug)
     else:
         assignment.mark_opened()  # from now on the study's lease applies, not the short one
     template = "annotations/worker/task.html" + ("#task-form" if request.htmx else "")
-    return render(request, template, _task_context(study, assignment, task, error=error), status=422 if error else 200)
+    context = _task_context(study, assignment, task, error=error, posted=request.POST if error else None)
+    return render(request, template, context, status=422 if error else 200)
+
+
+@worker_view
+@require_http_methods(["GET", "POST"])
+def survey(request: HtmxHttpRequest, study: Study, participant: Participant, session_hash: str, phase: str) -> HttpResponse:
+    """The pre-study (after a batch is claimed) or post-study (after the last task) questions.
+
+    Shown only while the worker's step is this survey: Back to it after answering, a
+    reload or a second submit lands on the current step instead, and the answers stored
+    first stay (surveys.record_survey).
+    """
+    step = services.next_step(participant=participant, session_hash=session_hash, claim=False)
+    if step.name != f"{phase}_survey":
+        return _go(request, _step_url(study, step))
+    questions = surveys.questions_for(study, phase)
+    form = surveys.SurveyForm(request.POST if request.method == "POST" else None, questions=questions)
+    if form.is_valid():
+        surveys.record_survey(assignment=step.assignment, phase=phase, answers=form.answers())
+        return _go(request, reverse("annotations:work", args=[study.slug]))
+    if phase == "pre":
+        step.assignment.mark_opened()  # the worker is at work: the study's lease applies
+    context = {"study": study, "phase": phase, "form": form, "action": reverse(f"annotations:{phase}-survey", args=[study.slug])}
+    template = "annotations/worker/survey.html" + ("#survey-form" if request.htmx else "")
+    return render(request, template, context, status=422 if form.errors else 200)
 
 
 @worker_view

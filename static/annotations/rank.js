@@ -1,4 +1,5 @@
-// Worker task pages: drag-to-rank (SortableJS), keyboard moves, sequential reveal, time on task.
+// Worker task pages: drag-to-rank (SortableJS), keyboard moves, choice shortcuts, sequential reveal,
+// time on task.
 // Everything initialises in htmx.onLoad, so a swapped-in fragment (e.g. a 422) works again.
 (function () {
   "use strict";
@@ -134,6 +135,33 @@
     form.addEventListener("submit", stamp, true);
     form.addEventListener("htmx:configRequest", function (e) { stamp(); e.detail.parameters["client_ms"] = field.value; });
   }
+
+  // Pairwise shortcuts as Potato has them: 1 = System A, 2 = System B, 0 = no preference
+  // (only where the page offers it). Never while the worker types: a rationale may hold digits.
+  var CHOICE_KEYS = { "1": "#choose-a", "2": "#choose-b", "0": "#choose-tie" };
+  var NOT_TYPING = ["button", "checkbox", "color", "file", "radio", "range", "reset", "submit"];
+
+  function typing(el) {
+    if (!el || !el.tagName) return false;
+    if (el.isContentEditable || el.tagName === "TEXTAREA" || el.tagName === "SELECT") return true;
+    return el.tagName === "INPUT" && NOT_TYPING.indexOf((el.type || "text").toLowerCase()) < 0;
+  }
+
+  document.addEventListener("keydown", function (e) {
+    if (e.defaultPrevented || e.repeat || e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
+    var selector = CHOICE_KEYS[e.key];
+    var form = selector && document.querySelector("form.task-pairwise");
+    var button = form && form.querySelector(selector);
+    if (!button) return;
+    e.preventDefault();
+    if (button.disabled) {
+      // The order condition keeps the choices off until both answers were opened: say why.
+      var hint = form.querySelector("#reveal-hint");
+      if (hint) hint.textContent = "Open System A's answer, then System B's, before choosing.";
+      return;
+    }
+    button.click(); // a real click, so htmx sends the button's name=choice value
+  });
 
   function init(root) {
     var forms = root.matches && root.matches("form.task") ? [root] : root.querySelectorAll ? root.querySelectorAll("form.task") : [];

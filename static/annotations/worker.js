@@ -39,5 +39,5 @@
 // already answered): fetch the current step instead. Cache-Control: no-store keeps most
 // pages out of that cache; this covers browsers that keep them anyway.
 window.addEventListener("pageshow", function (e) {
-  if (e.persisted && document.querySelector("form.task, #consent-form, #qualify-form")) window.location.reload();
+  if (e.persisted && document.querySelector("form.task, #consent-form, #qualify-form, #survey-form")) window.location.reload();
 });

@@ -113,7 +113,7 @@ def test_html_is_self_contained_and_shows_the_json_numbers(report):
     parser = _Cells()
     parser.feed(html)
     # No URL of any kind: every src is an embedded image, there is no href at all.
-    assert parser.urls and all(u.startswith("data:image/png;base64,") for u in parser.urls)
+    assert parser.urls and all(u.startswith("data:image/svg+xml;base64,") for u in parser.urls)
     assert not re.search(r"https?://|//cdn|<link|<script src", html)
     assert "<script>x</script>" not in html and "&lt;script&gt;x&lt;/script&gt;" in html
     checked = 0

@@ -48,7 +48,7 @@ def test_progress_page_and_its_polling_fragment(researcher_client, answered, dja
 def test_review_approves_and_rejects(researcher_client, answered):
     assignment = Assignment.objects.get()
     url = reverse("annotations:review", args=[answered.slug, assignment.pk])
-    response = researcher_client.post(url, {"decision": "rejected", "note": "too fast"}, headers={"HX-Request": "true"})
+    response = researcher_client.post(url, {"decision": "rejected", "reason": "too_fast", "note": "too fast"}, headers={"HX-Request": "true"})
     assert response.status_code == 200 and f'id="review-{assignment.pk}"' in response.content.decode()
     assignment.refresh_from_db()
     assert (assignment.review, assignment.review_note) == ("rejected", "too fast")

@@ -1,6 +1,7 @@
 """`make run`: the web server and a real Celery worker, stopped together on Ctrl-C."""
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -8,6 +9,8 @@ import time
 from typing import Any
 
 from django.core.management.base import BaseCommand
+
+from judging.services import local_simulator_url, point_demo_judge_at
 
 
 class Command(BaseCommand):
@@ -22,15 +25,19 @@ class Command(BaseCommand):
         # Ctrl-C reaches the whole process group; a plain `kill` reaches only us, so turn
         # SIGTERM into the same clean shutdown or the children would outlive us.
         signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+        env = _child_env(host=host, port=port)
+        self._point_demo_judge(env["SIMULATOR_BASE_URL"])
         python = sys.executable
         worker = subprocess.Popen(
             [python, "-m", "celery", "-A", "cobbler_site", "worker", "-Q", "default,llm",
              "--pool", "threads", "--concurrency", str(concurrency), "--loglevel", "INFO",
              "--beat", "--schedule", "var/celerybeat-schedule"],
+            env=env,
         )
         # --noreload: the autoreloader would fork a second server we could not stop cleanly.
         web = subprocess.Popen(
             [python, "manage.py", "runserver", f"{host}:{port}", "--noreload"],
+            env=env,
         )
         self.stdout.write(f"Serving http://{host}:{port}/ with a worker; Ctrl-C stops both.")
         try:
@@ -47,6 +54,19 @@ class Command(BaseCommand):
                     proc.wait(timeout=15)
                 except subprocess.TimeoutExpired:
                     proc.kill()
+
+    def _point_demo_judge(self, base_url: str) -> None:
+        # A database seeded for another port keeps working: the demo judge follows this server.
+        if point_demo_judge_at(base_url=base_url):
+            self.stdout.write(f"demo judge now calls {base_url}")
+
+
+def _child_env(*, host: str, port: int) -> dict[str, str]:
+    """The environment of the web and worker processes: SIMULATOR_BASE_URL names this server's
+    simulator unless it is set (the Makefile passes the same value to seed_demo)."""
+    env = dict(os.environ)
+    env.setdefault("SIMULATOR_BASE_URL", local_simulator_url(host=host, port=port))
+    return env
 
 
 def _raise_keyboard_interrupt(signum: int, frame: object) -> None:

@@ -1,7 +1,7 @@
-"""`manage.py seed_demo [--if-empty] [--no-jobs]`: the demo study, ready to explore.
+"""`manage.py seed_demo [--if-empty] [--no-jobs] [--no-crowd]`: the demo study, ready to explore.
 
-It lives in the judging app because it wires both sides: the study content and crowd
-batches (annotations) and the demo judges and jobs (judging).
+It lives in the judging app because it wires both sides: the study content, crowd batches
+and a simulated crowd answering them (annotations) and the demo judges and jobs (judging).
 """
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from django.core.management.base import BaseCommand
 from annotations.importers.demo import seed_demo_study
 from annotations.models import Batch, Condition, Pair, Study
 from annotations.services.design import generate_batches
+from annotations.simulation.crowd import simulate_crowd
 from judging.models import JudgeJob
-from judging.services import ensure_demo_judges, start_judge_job
+from judging.services import ensure_demo_judges, point_demo_judge_at, start_judge_job
 
 DEMO_USER = "researcher"
 DEMO_SEED = 2024
@@ -30,16 +31,23 @@ DEMO_JOBS = (
 
 class Command(BaseCommand):
     help = (
-        "Create or update the demo study (idempotent): content, crowd batches, the simulated "
-        "judge and baselines, and two demo judge jobs. With DEBUG on, also a local 'researcher' login."
+        "Create or update the demo study (idempotent): content, crowd batches answered by a simulated "
+        "crowd, the simulated judge and baselines, and two demo judge jobs. With DEBUG on, also a local "
+        "'researcher' login. The simulated judge calls SIMULATOR_BASE_URL (brought up to date even with "
+        "--if-empty)."
     )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--if-empty", action="store_true", help="do nothing if any study exists")
         parser.add_argument("--no-jobs", action="store_true", help="do not queue the demo judge jobs")
+        parser.add_argument("--no-crowd", action="store_true",
+                            help="do not let the simulated crowd answer the demo batches")
 
-    def handle(self, *args: Any, if_empty: bool, no_jobs: bool, **options: Any) -> None:
+    def handle(self, *args: Any, if_empty: bool, no_jobs: bool, no_crowd: bool, **options: Any) -> None:
         if if_empty and Study.objects.exists():
+            # Seeded earlier, maybe for another port: the demo judge must still reach this server.
+            if point_demo_judge_at(base_url=settings.SIMULATOR_BASE_URL):
+                self.stdout.write(f"demo judge now calls {settings.SIMULATOR_BASE_URL}")
             self.stdout.write("seed_demo: studies exist already; nothing to do.")
             return
         study = seed_demo_study()
@@ -49,6 +57,8 @@ class Command(BaseCommand):
             f"{Pair.objects.filter(instruction__study=study).count()} pairs"
         )
         self._ensure_batches(study)
+        if not no_crowd:
+            self.stdout.write(simulate_crowd(study=study, seed=DEMO_SEED).describe())
         judges = {judge.name: judge for judge in ensure_demo_judges()}
         self.stdout.write(f"judges: {', '.join(sorted(judges))}")
         if not no_jobs:

@@ -1,0 +1,170 @@
+"""The report's ``summary``: one card per judge (and one for the humans), claims first, in plain words.
+
+Pure: reads the finished report dict (bias, agreement, length_control, counted_work) and
+adds nothing the sections did not compute. Cards are ordered humans first, then judges by
+name; each card's ``text`` joins its claims, biased findings first.
+"""
+from __future__ import annotations
+
+from analysis.summary.claims import (
+    TESTED,
+    bias_claim,
+    length_claim,
+    missing_claim,
+    percent_claim,
+    rbo_claim,
+)
+
+HUMANS = "humans"
+ORDER = {"biased": 0, "no_evidence": 1, "measured": 2, "not_enough_data": 3, "no_data": 4}
+
+
+def build_summary(report: dict) -> list[dict]:
+    correction = (report.get("profile_choices") or {}).get("correction", "holm")
+    bias_rows = report.get("bias") or []
+    agreement = report.get("agreement") or []
+    lc = report.get("length_control") or {}
+    measured = {r["bias"] for r in bias_rows if r["bias"] in TESTED and r.get("n")}
+
+    cards = []
+    human = _human_card(bias_rows, agreement, report.get("counted_work"), correction=correction)
+    if human is not None:
+        cards.append(human)
+    judges: list[dict] = []
+    for judge in _judges(report):
+        claims = [c for r in bias_rows if r["subject"] == judge
+                  for c in [bias_claim(r, correction=correction)] if c is not None]
+        have = {c["bias"] for c in claims}
+        missing = [b for b in TESTED if b in measured and b not in have]
+        agreements = _agreement_claims(judge, agreement)
+        if missing:
+            imported = bool(agreements) and all((c.get("source") or "").startswith("imported") for c in agreements)
+            claims.append(missing_claim(judge, missing, imported=imported))
+        claims += agreements
+        claims += [length_claim(r) for r in lc.get("judge_vs_human") or [] if r["judge"] == judge]
+        judges.append(_card(judge, "judge", claims))
+    judges += _waiting_judges(report, have={c["subject"] for c in judges})
+    return cards + sorted(judges, key=lambda c: c["subject"])
+
+
+def _waiting_judges(report: dict, *, have: set[str]) -> list[dict]:
+    """Judges whose only jobs do not count yet: a card that says so instead of no card at all."""
+    waiting: dict[str, list[dict]] = {}
+    for job in ((report.get("counted_work") or {}).get("judge_jobs") or {}).get("not_counted") or []:
+        if job["judge"] not in have:
+            waiting.setdefault(job["judge"], []).append(job)
+    cards = []
+    for judge, jobs in sorted(waiting.items()):
+        listed = ", ".join(f"job {j['job']} {j['status']}" for j in jobs)
+        claim = {"kind": "bias", "subject": judge, "statistic": "not measured", "verdict": "no_data", "n": 0,
+                 "jobs": [j["job"] for j in jobs],
+                 "text": f"nothing measured yet: no completed judge job ({listed}); only completed jobs count, "
+                         f"watch or resume them on the judging page"}
+        cards.append(_card(judge, "judge", [claim]))
+    return cards
+
+
+def _judges(report: dict) -> list[str]:
+    names = {r["subject"] for r in report.get("bias") or [] if r["subject"] != HUMANS}
+    names |= {r["b"] for r in report.get("agreement") or [] if r["kind"] == "human_vs_judge"}
+    names |= {r["judge"] for r in (report.get("length_control") or {}).get("judge_vs_human") or []}
+    names |= {r["judge"] for r in report.get("judge_jobs") or []}
+    return sorted(names)
+
+
+def _agreement_claims(judge: str, rows: list[dict]) -> list[dict]:
+    claims = []
+    human_human = _human_rbo_baseline(rows)
+    for row in rows:
+        if row["kind"] != "human_vs_judge" or row["b"] != judge:
+            continue
+        if row["metric"].startswith("rbo_") and row["a"] == HUMANS:
+            claims.append(rbo_claim(row, human_human))
+        elif row["metric"] == "percent" and row["a"].startswith(f"{HUMANS}:") and _third_class(row):
+            claims.append(percent_claim(row, _rater_baseline(rows, row.get("condition"))))
+    return claims
+
+
+def _human_rbo_baseline(rows: list[dict]) -> dict | None:
+    # The mean over every pair of raters (a = b = "all"): people's agreement with each other.
+    for row in rows:
+        if row["kind"] == "inter_annotator" and row["metric"].startswith("rbo_") and row["a"] == row["b"] == "all":
+            return row
+    return None
+
+
+def _rater_baseline(rows: list[dict], condition: str | None) -> dict | None:
+    for row in rows:
+        if (row["kind"] == "inter_annotator" and row["metric"] == "percent"
+                and row["a"] == f"raters:{condition}" and _third_class(row)):
+            return row
+    return None
+
+
+def _third_class(row: dict) -> bool:
+    # One reading per statistic: ties as a third outcome (rows without ties carry no "ties").
+    return row.get("ties", "third-class") == "third-class"
+
+
+def _human_card(bias_rows: list[dict], agreement: list[dict], counted: dict | None, *, correction: str) -> dict | None:
+    claims = [c for r in bias_rows if r["subject"] == HUMANS
+              for c in [bias_claim(r, correction=correction)] if c is not None]
+    rbo = _human_rbo_baseline(agreement)
+    if rbo is not None and rbo["value"] is not None:
+        claims.append({"kind": "agreement", "metric": rbo["metric"], "subject": HUMANS, "with": HUMANS,
+                       "value": rbo["value"], "ci95": rbo.get("ci95"), "n": rbo["n"], "unit": "rater pairs",
+                       "verdict": "measured",
+                       "text": f"agree with each other RBO {_fmt(rbo)} (mean of {rbo['n']} rater pairs)"})
+    for row in agreement:
+        if (row["kind"] == "inter_annotator" and row["metric"] == "percent" and _third_class(row)
+                and row["a"].startswith("raters:") and row["value"] is not None):
+            claims.append({"kind": "agreement", "metric": "percent", "subject": HUMANS, "with": HUMANS,
+                           "condition": row.get("condition"), "value": row["value"], "ci95": row.get("ci95"),
+                           "n": row["n"], "unit": "units", "verdict": "measured",
+                           "text": f"agree with each other {_fmt(row)} on {row.get('condition')} pairs "
+                                   f"(n = {row['n']} units)"})
+    work = (counted or {}).get("assignments") or {}
+    if not claims and not work.get("submitted"):
+        return None  # no human work at all: no card
+    card = _card(HUMANS, "humans", claims)
+    if not claims:
+        waiting = work.get("waiting_for_review", 0)
+        card["text"] = (f"No human work counts yet ({(counted or {}).get('rule', 'approved')} work only): "
+                        f"{work.get('submitted', 0)} submitted assignments, {waiting} waiting for review.")
+        card["verdict"] = "no_data"
+    return card
+
+
+def _fmt(row: dict) -> str:
+    ci = row.get("ci95")
+    if not ci or None in ci:
+        return f"{row['value']:.2f}"
+    return f"{row['value']:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
+def _card(subject: str, kind: str, claims: list[dict]) -> dict:
+    claims = sorted((_uniform(c) for c in claims), key=lambda c: (ORDER[c["verdict"]], c["kind"] != "bias"))
+    verdicts = {c["verdict"] for c in claims}
+    overall = next((v for v in ("biased", "no_evidence", "measured", "not_enough_data", "no_data") if v in verdicts),
+                   "no_data")
+    return {"subject": subject, "kind": kind, "verdict": overall, "text": _sentence(subject, claims),
+            "claims": claims}
+
+
+def _uniform(claim: dict) -> dict:
+    """Every claim carries the same display keys: what was measured, its number, interval, n, p."""
+    statistic = claim.get("bias") or claim.get("metric") or "length_control"
+    estimate = {"bias": claim.get("rate"), "length": claim.get("share")}.get(claim["kind"], claim.get("value"))
+    return {"statistic": statistic, "estimate": estimate, "condition": None, "ci95": None, "n": 0,
+            "p_adjusted": None} | claim
+
+
+def _sentence(subject: str, claims: list[dict]) -> str:
+    """"Biased toward A (...) and toward B (...); no evidence of ...; agrees with humans ..."."""
+    if not claims:
+        return f"{subject}: nothing measured yet."
+    biased = [c["text"].removeprefix("biased ") for c in claims if c["verdict"] == "biased"]
+    parts = [f"Biased {' and '.join(biased)}"] if biased else []
+    parts += [c["text"] for c in claims if c["verdict"] != "biased"]
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + "."

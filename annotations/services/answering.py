@@ -1,0 +1,67 @@
+"""Answering one task: check what the worker posted against the task and the study, then store it.
+
+The htmx view, the REST API and the crowd simulator all call ``submit_task``.
+"""
+from __future__ import annotations
+
+import hmac
+from dataclasses import replace
+
+from annotations import answers
+from annotations.models import Assignment, Submission, Task
+
+
+def submit_task(
+    *,
+    assignment: Assignment,
+    task: Task,
+    values: list[str],
+    choice: str,
+    token: str,
+    client_ms: str | None,
+    rationale: str | None = None,
+) -> Submission:
+    """Check and store a worker's answer to one task (the htmx view and the API both call this).
+
+    The study decides what an answer may hold: "T" (no preference) only with
+    ``allow_ties``, a ``rationale`` as ``Study.rationale`` asks (required: not blank; at
+    most answers.RATIONALE_MAX_CHARS). A ranking posted in the order shown is stored with
+    ``untouched=True``. Idempotent (see Assignment.record_answer). Raises ValidationError
+    for a malformed or expired answer (nothing is stored) and LeaseLost when the lease is gone.
+    """
+    nonce, server_ms = answers.read_token(token, assignment_id=assignment.pk, task_id=task.pk)
+    study = assignment.batch.study
+    expected = task.expected_response_ids()
+    shown = shown_order(assignment=assignment, task=task, expected=expected)
+    if task.kind == Task.Kind.RANKING:
+        answer = answers.parse_ranking(values, expected=expected, with_bar=task.show_threshold_bar, shown=shown)
+    else:
+        answer = answers.parse_choice(choice, slots=task.slot_response_ids(), allow_tie=study.allow_ties)
+    answer = replace(answer, rationale=answers.parse_rationale(rationale, mode=study.rationale))
+    key = answers.idempotency_key(assignment_id=assignment.pk, task_id=task.pk, nonce=nonce)
+    return assignment.record_answer(
+        task=task,
+        answer=answer,
+        idempotency_key=key,
+        server_ms=server_ms,
+        client_ms=answers.parse_client_ms(client_ms),
+    )
+
+
+def answered_by_another_page(*, submission: Submission, token: str) -> bool:
+    """Whether the stored answer came from another rendering of the task than this form's token.
+
+    A double click or a retried POST carries the same token (same idempotency key) and is
+    the same answer; another key means a second tab (or a window kept open) answered first,
+    and this form's answer was not stored (first answer wins, Assignment.record_answer).
+    """
+    nonce, _ms = answers.read_token(token, assignment_id=submission.assignment_id, task_id=submission.task_id)
+    key = answers.idempotency_key(assignment_id=submission.assignment_id, task_id=submission.task_id, nonce=nonce)
+    return not hmac.compare_digest(key, submission.idempotency_key)
+
+
+def shown_order(*, assignment: Assignment, task: Task, expected: list[int]) -> list[int]:
+    """Response ids in display order: shuffled per participant for rankings, the designed slots for pairs."""
+    if task.kind == Task.Kind.PAIRWISE:
+        return expected
+    return answers.display_order(participant_id=assignment.participant_id, task_id=task.pk, response_ids=expected)

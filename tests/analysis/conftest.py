@@ -1,0 +1,35 @@
+"""Analysis fixtures: the demo exactly as `make run` leaves it, people and judges included."""
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core.management import call_command
+
+from annotations.models import Study
+
+
+@pytest.fixture
+def demo_study(settings) -> Study:
+    """The demo as `make run` seeds it (content, simulated crowd, judge jobs), with its judge jobs
+    answered by the simulator over real HTTP, in-process, as the worker would run them."""
+    from judging import runner
+    from judging.models import JudgeJob
+    from judging.simulator.server import SimulatorServer
+
+    settings.JUDGING_BACKOFF_BASE, settings.JUDGING_BACKOFF_CAP = 0.01, 0.2
+    server = SimulatorServer(max_concurrency=64).start_in_thread()
+    try:
+        # seed_demo points the demo judge at SIMULATOR_BASE_URL, as `make run` does with its port.
+        settings.SIMULATOR_BASE_URL = server.base_url
+        call_command("seed_demo", stdout=io.StringIO())
+        for job in JudgeJob.objects.filter(study__slug="demo"):
+            for _ in range(20):  # what the worker does: run chunks until no row is left pending
+                pending = list(job.judgments.filter(status="pending").values_list("pk", flat=True))
+                if not pending:
+                    break
+                runner.run_chunk("judge", job.pk, pending)
+            assert not job.judgments.filter(status="pending").exists()
+    finally:
+        server.stop()
+    return Study.objects.get(slug="demo")
