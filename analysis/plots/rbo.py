@@ -110,6 +110,12 @@ def _caption(report: dict, metric: str, base: dict | None, cells: int) -> str:
                     "bottom row): blue agrees with people more than people agree with each other, red less. ")
     else:
         caption += "No human-human baseline (it needs two raters ranking the same instructions); colours span the data range. "
+    chances = [r["chance"]["value"] for r in report.get("agreement") or []
+               if r.get("kind") == "human_vs_judge" and r.get("metric") == metric and (r.get("chance") or {}).get("value") is not None]
+    if chances:
+        # Random orderings of a few answers already overlap a lot: the floor to read cells against.
+        caption += (f"Chance level (answers in random order, permutation null): {min(chances):.2f}"
+                    + (f"-{max(chances):.2f}" if max(chances) - min(chances) >= 0.005 else "") + ". ")
     if cells > MAX_LABELLED_CELLS:
         caption += f"{cells} cells are too many to label; the values are in the agreement table. "
     return caption

@@ -113,8 +113,9 @@ def _human_card(bias_rows: list[dict], agreement: list[dict], counted: dict | No
     if rbo is not None and rbo["value"] is not None:
         claims.append({"kind": "agreement", "metric": rbo["metric"], "subject": HUMANS, "with": HUMANS,
                        "value": rbo["value"], "ci95": rbo.get("ci95"), "n": rbo["n"], "unit": "rater pairs",
-                       "verdict": "measured",
-                       "text": f"agree with each other RBO {_fmt(rbo)} (mean of {rbo['n']} rater pairs)"})
+                       "verdict": "measured", "chance": (rbo.get("chance") or {}).get("value"),
+                       "text": f"agree with each other RBO {_fmt(rbo)} (mean of {rbo['n']} rater pairs"
+                               + _chance_words(rbo) + ")"})
     for row in agreement:
         if (row["kind"] == "inter_annotator" and row["metric"] == "percent" and _third_class(row)
                 and row["a"].startswith("raters:") and row["value"] is not None):
@@ -168,3 +169,8 @@ def _sentence(subject: str, claims: list[dict]) -> str:
     parts += [c["text"] for c in claims if c["verdict"] != "biased"]
     text = "; ".join(parts)
     return text[0].upper() + text[1:] + "."
+
+
+def _chance_words(row: dict) -> str:
+    chance = (row.get("chance") or {}).get("value")
+    return "" if chance is None else f"; chance {chance:.2f}"

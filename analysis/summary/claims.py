@@ -168,9 +168,17 @@ def length_claim(row: dict) -> dict:
                                 f"majority; need about {MIN_VOTES})"}
     where = f" on {row['condition']} pairs" if row.get("condition") else ""
     numbers = f"agreement {row['agreement']:.2f}, n = {row['n']}; verdict: {row.get('verdict')}"
-    if share is None:
-        # (null - 0.5) / (judge - 0.5) has no value when the judge agrees at chance.
-        text = f"agrees with the human majority only at chance{where} ({numbers})"
+    ci = row.get("ci95") or [None, None]
+    if share is None or (ci[0] is not None and ci[0] <= 0.5):
+        # (null - 0.5) / (judge - 0.5) has no value, or no meaning, when the judge's own agreement
+        # is not above chance: a share of a near-zero excess reads as -642% or 900%.
+        interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if None not in ci else ""
+        text = (f"agrees with the human majority no better than chance{where}, so there is no agreement "
+                f"for length to explain (agreement {row['agreement']:.2f}{interval}, n = {row['n']})")
+        claim["share_meaningful"] = False
+    elif share < 0:
+        text = (f"length explains none of its agreement with the human majority{where}: length alone "
+                f"agrees below chance ({numbers})")
     elif share > 1:
         text = f"length alone agrees with the human majority more than it does{where} ({share:.0%}; {numbers})"
     else:

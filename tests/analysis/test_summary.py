@@ -149,13 +149,18 @@ def test_judge_names_in_cards_are_escaped(report):
     assert hostile not in html and escape(hostile) in html
 
 
-@pytest.mark.parametrize(("share", "agreement", "words"), [
-    (0.12, 0.70, "length explains 12% of its agreement with the human majority on order pairs (agreement 0.70"),
-    (None, 0.50, "agrees with the human majority only at chance on order pairs (agreement 0.50"),
-    (3.09, 0.55, "length alone agrees with the human majority more than it does on order pairs (309%;"),
+@pytest.mark.parametrize(("share", "agreement", "ci95", "words"), [
+    (0.12, 0.70, [0.6, 0.8], "length explains 12% of its agreement with the human majority on order pairs (agreement 0.70"),
+    (None, 0.50, [0.4, 0.6], "agrees with the human majority no better than chance on order pairs, so there is no "
+                             "agreement for length to explain (agreement 0.50 [0.40, 0.60]"),
+    # The demo's attentional run: a share of a near-zero excess (-642%) is no finding.
+    (-6.42, 0.49, [0.33, 0.64], "agrees with the human majority no better than chance on order pairs"),
+    (-0.40, 0.70, [0.6, 0.8], "length explains none of its agreement with the human majority on order pairs: "
+                              "length alone agrees below chance"),
+    (3.09, 0.55, [0.51, 0.6], "length alone agrees with the human majority more than it does on order pairs (309%;"),
 ])
-def test_length_claims_read_the_length_control_row(share, agreement, words):
-    row = {"judge": "j", "condition": "order", "agreement": agreement, "n": 40, "ci95": [0.4, 0.8],
+def test_length_claims_read_the_length_control_row(share, agreement, ci95, words):
+    row = {"judge": "j", "condition": "order", "agreement": agreement, "n": 40, "ci95": ci95,
            "headline_share": share, "verdict": "semantic"}
     claim = length_claim(row)
     assert claim["verdict"] == "measured" and claim["share"] == share and claim["text"].startswith(words)
