@@ -18,7 +18,7 @@ class ReportRunQuerySet(models.QuerySet):
     def active(self) -> ReportRunQuerySet:
         return self.filter(status__in=(ReportRun.Status.QUEUED, ReportRun.Status.RUNNING))
 
-    def manageable_by(self, user) -> ReportRunQuerySet:  # noqa: ANN001 - a user or AnonymousUser
+    def manageable_by(self, user) -> ReportRunQuerySet:  # a user or AnonymousUser
         """Runs of the studies ``user`` manages: a report is as private as its study."""
         return self.filter(study__in=Study.objects.manageable_by(user))
 
@@ -70,10 +70,6 @@ class ReportRun(models.Model):
 
     def __str__(self) -> str:
         return f"report {self.pk}: {self.study} / {self.profile} ({self.status})"
-
-    @property
-    def is_active(self) -> bool:
-        return self.status in (self.Status.QUEUED, self.Status.RUNNING)
 
     def claim(self) -> bool:
         """Move QUEUED (or a stale RUNNING) to RUNNING; False if another worker has it.

@@ -88,7 +88,7 @@ def execute_report_run(*, run: ReportRun) -> None:
         run.report_progress("plots", 0.9)
         figures = render_figures(report)
         run.finish(result=report, figures=figures)
-    except Exception as exc:  # noqa: BLE001 - recorded on the row, shown to the researcher, re-raised
+    except Exception as exc:  # recorded on the row, shown to the researcher, re-raised
         # Saving the result can fail too; a run left "running" would make the page poll forever.
         log.exception("report run %s failed", run.pk)
         run.mark_failed(f"{type(exc).__name__}: {exc}")

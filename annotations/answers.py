@@ -10,7 +10,7 @@ import hmac
 import random
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.core import signing
@@ -33,7 +33,6 @@ class Answer:
     bar_position: int | None = None
     choice: str = ""
     chosen_response_id: int | None = None
-    extra: dict = field(default_factory=dict)
     rationale: str = ""
     # A ranking posted exactly in the order it was shown (the bar still on top).
     untouched: bool = False

@@ -36,7 +36,7 @@ def _write(path: Path, rows: Iterable[dict]) -> int:
     return count
 
 
-def _counted(study: Study):  # noqa: ANN202 - a Submission queryset
+def _counted(study: Study):  # a Submission queryset
     return Submission.objects.filter(
         assignment__batch__study=study, assignment__status=Assignment.Status.SUBMITTED,
         assignment__review=Assignment.Review.APPROVED,

@@ -37,11 +37,11 @@ class Audience(StrEnum):
     SIMULATOR = "simulator"
 
 
-def is_researcher(user) -> bool:  # noqa: ANN001 - a user or AnonymousUser
+def is_researcher(user) -> bool:  # a user or AnonymousUser
     return bool(user and user.is_authenticated and user.is_active and user.is_staff)
 
 
-def owned_by(user, field: str = "created_by") -> Q:  # noqa: ANN001
+def owned_by(user, field: str = "created_by") -> Q:
     """The Q of the objects ``user`` manages, for a model whose owner is ``field``."""
     if not is_researcher(user):
         return Q(pk__in=[])
@@ -108,7 +108,7 @@ class ResearcherOnly(BasePermission):
 
     audience = Audience.RESEARCHER
 
-    def has_permission(self, request, view) -> bool:  # noqa: ANN001
+    def has_permission(self, request, view) -> bool:
         return is_researcher(request.user)
 
 
@@ -117,7 +117,7 @@ class Anyone(BasePermission):
 
     audience = Audience.PUBLIC
 
-    def has_permission(self, request, view) -> bool:  # noqa: ANN001
+    def has_permission(self, request, view) -> bool:
         return True
 
 

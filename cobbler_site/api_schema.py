@@ -45,7 +45,7 @@ def _ref(name: str) -> dict:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
-def add_common_responses(result: dict, generator, request, public) -> dict:  # noqa: ANN001 - drf-spectacular's hook signature
+def add_common_responses(result: dict, generator, request, public) -> dict:  # drf-spectacular's hook signature
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas.setdefault("DetailError", {
         "type": "object", "properties": {"detail": {"type": "string"}}, "required": ["detail"],

@@ -199,13 +199,15 @@ if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 else:
     _broker_dir = DATA_DIR / "broker"
-    for _sub in ("queue", "processed"):
+    for _sub in ("queue", "processed", "control"):
         (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
+        # kombu's exchange tables; unset, it writes control/*.exchange into the working directory.
+        "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
     }
     CACHES = {
@@ -302,8 +304,7 @@ LOGGING = {
                 "openai": {"level": "WARNING"}},
 }
 
-# Crowd-work defaults (each study can override).
-ASSIGNMENT_LEASE_MINUTES = env_int("ASSIGNMENT_LEASE_MINUTES", 90)
+# Crowd-work defaults (each study sets its own lease: Study.lease_minutes).
 # How many batches one worker identity (platform id) may hold in one study, whatever the
 # session id (annotations.services.crowd.claim_batch); 1 keeps raters independent across conditions.
 CROWD_MAX_BATCHES_PER_WORKER = env_int("CROWD_MAX_BATCHES_PER_WORKER", 1)

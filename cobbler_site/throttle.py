@@ -73,10 +73,10 @@ def hit(scope: str, ident: str, rate: str | None) -> int | None:
         try:
             cache.set(key, 1, timeout=window + 1)
             count = 1
-        except Exception:  # noqa: BLE001
+        except Exception:
             logger.warning("throttle %s: cache unavailable, request allowed (fail open)", scope, exc_info=True)
             return None
-    except Exception:  # noqa: BLE001 - any cache backend error (redis ConnectionError, OSError...)
+    except Exception:  # any cache backend error (redis ConnectionError, OSError...)
         logger.warning("throttle %s: cache unavailable, request allowed (fail open)", scope, exc_info=True)
         return None
     if count > limit:
@@ -121,10 +121,10 @@ def limit(scope: str, rate_setting: str, *, methods: tuple[str, ...] | None = No
 class _HitThrottle(SimpleRateThrottle):
     """A DRF throttle counted by ``hit``, so it fails open (logged) like the page limits."""
 
-    def identity(self, request) -> str:  # noqa: ANN001
+    def identity(self, request) -> str:
         raise NotImplementedError
 
-    def allow_request(self, request, view) -> bool:  # noqa: ANN001
+    def allow_request(self, request, view) -> bool:
         self._wait = hit(self.scope, self.identity(request), self.rate)
         return self._wait is None
 
@@ -135,7 +135,7 @@ class _HitThrottle(SimpleRateThrottle):
 class FailOpenUserRateThrottle(_HitThrottle, UserRateThrottle):
     """REST_FRAMEWORK's default per-user throttle (rate "user"), counted by ``hit``: fails open."""
 
-    def identity(self, request) -> str:  # noqa: ANN001
+    def identity(self, request) -> str:
         user = getattr(request, "user", None)
         return f"user-{user.pk}" if user is not None and user.is_authenticated else f"ip-{client_ip(request)}"
 
@@ -148,5 +148,5 @@ class TokenRateThrottle(_HitThrottle):
     def get_rate(self) -> str | None:
         return getattr(settings, "THROTTLE_TOKEN", None)
 
-    def identity(self, request) -> str:  # noqa: ANN001
+    def identity(self, request) -> str:
         return client_ip(request)

@@ -16,7 +16,7 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
-def _hub_and_review(page, base: str) -> None:  # noqa: ANN001 - a Playwright page
+def _hub_and_review(page, base: str) -> None:  # a Playwright page
     """The study hub, its recruitment box, and the review page with a flagged and an approved
     submission (the demo's simulated crowd: seed_demo flags the careless ones on submit)."""
     page.set_viewport_size({"width": 1280, "height": 1400})

@@ -32,7 +32,7 @@ class JudgeViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = JudgeSerializer
     queryset = Judge.objects.order_by("name")
 
-    def get_queryset(self):  # noqa: ANN201 - DRF's signature
+    def get_queryset(self):  # DRF's signature
         return Judge.objects.usable_by(self.request.user).select_related("owner").order_by("name")
 
 
@@ -40,7 +40,7 @@ class JudgeJobViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = JudgeJobSerializer
     queryset = JudgeJob.objects.select_related("study", "judge").order_by("-pk")
 
-    def get_queryset(self):  # noqa: ANN201 - DRF's signature
+    def get_queryset(self):  # DRF's signature
         return JudgeJob.objects.manageable_by(self.request.user).select_related("study", "judge").order_by("-pk")
 
     @extend_schema(operation_id="judge_jobs_judgments_list", responses={200: JudgmentSerializer(many=True), 404: NOT_FOUND})
@@ -117,7 +117,7 @@ class GenerationJobViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = GenerationJobSerializer
     queryset = GenerationJob.objects.select_related("study", "judge", "candidate").order_by("-pk")
 
-    def get_queryset(self):  # noqa: ANN201 - DRF's signature
+    def get_queryset(self):  # DRF's signature
         return (GenerationJob.objects.manageable_by(self.request.user)
                 .select_related("study", "judge", "candidate").order_by("-pk"))
 

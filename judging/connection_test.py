@@ -53,7 +53,7 @@ def run(judge: Any) -> ConnectionResult:
     prompt = _prompt()
     try:
         snapshot = llm.JudgeSnapshot.of(judge)
-    except Exception as exc:  # noqa: BLE001 - e.g. a stored key that no longer decrypts
+    except Exception as exc:  # e.g. a stored key that no longer decrypts
         return ConnectionResult(ok=False, error=f"cannot read the model's settings: {type(exc).__name__}")
     snapshot = dataclasses.replace(snapshot, timeout=min(TIMEOUT_S, snapshot.timeout or TIMEOUT_S),
                                    max_concurrency=1)

@@ -63,7 +63,7 @@ def check_target(study: Study | None, slug: str) -> None:
                                           "replaces studies of source 'manual'")
 
 
-def import_study(*, root: Path, slug: str, name: str = "", created_by=None) -> ImportReport:  # noqa: ANN001
+def import_study(*, root: Path, slug: str, name: str = "", created_by=None) -> ImportReport:
     """Import the generic files in ``root`` into study ``slug``, all or nothing.
 
     A new study is owned by ``created_by``; an existing one must be of source manual (the
@@ -89,7 +89,7 @@ def import_study(*, root: Path, slug: str, name: str = "", created_by=None) -> I
     return report
 
 
-def _get_study(slug: str, name: str, created_by) -> Study:  # noqa: ANN001
+def _get_study(slug: str, name: str, created_by) -> Study:
     study = Study.objects.select_for_update().filter(slug=slug).first()
     if study is None:
         return Study.objects.create(slug=slug, name=name or f"Imported study ({slug})",

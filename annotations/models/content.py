@@ -39,7 +39,7 @@ def _completion_code() -> str:
 
 
 class StudyQuerySet(models.QuerySet):
-    def manageable_by(self, user) -> StudyQuerySet:  # noqa: ANN001 - a user or AnonymousUser
+    def manageable_by(self, user) -> StudyQuerySet:  # a user or AnonymousUser
         """The studies ``user`` may read, change, judge and report on (cobbler_site.access)."""
         return self.filter(owned_by(user))
 

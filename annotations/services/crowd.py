@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import logging
 import random
 import re
 from collections.abc import Mapping
@@ -22,8 +21,6 @@ from annotations.pseudonyms import pseudonymise
 
 # Answering lives in its own module; re-exported because callers import it from here.
 from annotations.services.answering import answered_by_another_page, shown_order, submit_task  # noqa: F401
-
-logger = logging.getLogger(__name__)
 
 _ID_RE = re.compile(r"^[A-Za-z0-9_.@:-]{1,128}$")
 # MTurk shows a preview of the HIT with this placeholder before the worker accepts it.

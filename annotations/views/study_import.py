@@ -48,7 +48,7 @@ def uploads_root() -> Path:
     return Path(settings.DATA_DIR) / "uploads" / "study-import"
 
 
-def _replaceable(user) -> list[Study]:  # noqa: ANN001
+def _replaceable(user) -> list[Study]:
     return list(Study.objects.manageable_by(user).filter(source=Study.Source.MANUAL).order_by("slug"))
 
 
@@ -60,7 +60,7 @@ class SizeLimit(FileUploadHandler):
         self.limit, self.received = limit, 0
         self.too_big: set[str] = set()
 
-    def new_file(self, field_name: str, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
+    def new_file(self, field_name: str, *args, **kwargs) -> None:
         super().new_file(field_name, *args, **kwargs)
         self.received = 0
 
@@ -85,7 +85,7 @@ class StudyUploadForm(forms.Form):
     slug = forms.SlugField(required=False, max_length=64, help_text="slug of the new study")
     name = forms.CharField(required=False, max_length=200)
 
-    def __init__(self, *args, user=None, too_big: set[str] = frozenset(), **kwargs) -> None:  # noqa: ANN001, ANN002, ANN003
+    def __init__(self, *args, user=None, too_big: set[str] = frozenset(), **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.too_big = too_big
         self.studies = {s.slug: s for s in _replaceable(user)}

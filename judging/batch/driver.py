@@ -42,7 +42,7 @@ def _job_ref(job: Any) -> dict[str, Any]:
     return {"generation_job": job} if isinstance(job, GenerationJob) else {"judge_job": job}
 
 
-def runs_of(job: Any):  # noqa: ANN201 - a QuerySet of BatchRun
+def runs_of(job: Any):  # a QuerySet of BatchRun
     return BatchRun.objects.filter(**_job_ref(job))
 
 
@@ -133,7 +133,7 @@ def submit_now(job: Any) -> BatchRun | None:
                 return last  # the provider refused the batch: its rows went to synchronous calls
 
 
-def _free_rows(job: Any):  # noqa: ANN202 - a QuerySet of rows
+def _free_rows(job: Any):  # a QuerySet of rows
     kind = kind_of(job)
     now = timezone.now()
     return (kind.rows(job).filter(status="pending", batch__isnull=True)

@@ -110,7 +110,7 @@ def _resume_polls_on_start(**_: object) -> None:
     # Redis only after its visibility timeout (an hour); restart them now instead.
     try:
         resumed = resume_all_polls()
-    except Exception:  # noqa: BLE001 - never stop a worker from starting; the sweeper retries
+    except Exception:  # never stop a worker from starting; the sweeper retries
         logger.exception("could not resume batch polls on worker start")
         return
     if resumed:

@@ -54,5 +54,5 @@ class BatchRun(models.Model):
         return f"batch {self.pk} ({self.state})"
 
     @property
-    def job(self):  # noqa: ANN201 - a JudgeJob or a GenerationJob
+    def job(self):  # a JudgeJob or a GenerationJob
         return self.judge_job or self.generation_job

@@ -9,7 +9,7 @@ from judging.models.work import LLMJob, WorkRow
 
 
 class GenerationJobQuerySet(models.QuerySet):
-    def manageable_by(self, user) -> GenerationJobQuerySet:  # noqa: ANN001 - a user or AnonymousUser
+    def manageable_by(self, user) -> GenerationJobQuerySet:  # a user or AnonymousUser
         """The same rule as judge jobs: own (or unowned) jobs on a study ``user`` manages."""
         return self.filter(owned_by(user), study__in=Study.objects.manageable_by(user))
 

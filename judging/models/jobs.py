@@ -9,7 +9,7 @@ from judging.models.work import LLMJob, WorkRow
 
 
 class JudgeJobQuerySet(models.QuerySet):
-    def manageable_by(self, user) -> JudgeJobQuerySet:  # noqa: ANN001 - a user or AnonymousUser
+    def manageable_by(self, user) -> JudgeJobQuerySet:  # a user or AnonymousUser
         """Jobs ``user`` may watch, pause, resume and cancel: their own (or unowned) jobs on a
         study they manage (cobbler_site.access). Another researcher's job on a shared study
         still counts in that study's reports, but only its creator controls it."""

@@ -147,7 +147,7 @@ class Judge(models.Model):
                         "api_key_encrypted": self.api_key_encrypted}
 
     @classmethod
-    def from_db(cls, db, field_names, values):  # noqa: ANN001, ANN206 - Django's signature
+    def from_db(cls, db, field_names, values):  # Django's signature
         judge = super().from_db(db, field_names, values)
         judge._loaded = {f: getattr(judge, f) for f in ("base_url", "api_key_env", "api_key_encrypted")
                          if f in field_names}

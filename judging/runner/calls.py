@@ -52,7 +52,7 @@ def attempt(judge: llm.JudgeSnapshot, limits: ModelLimits | None, request: Reque
     """Runs in an HTTP thread; always posts exactly one ("done"|"skip", ...) message."""
     try:
         inbox.put(_attempt(judge, limits, request, estimate, inbox, stop))
-    except Exception as exc:  # noqa: BLE001 - a bug: the chunk thread re-raises it
+    except Exception as exc:  # a bug: the chunk thread re-raises it
         inbox.put(("crash", exc))
 
 

@@ -93,7 +93,7 @@ _script_lock = threading.Lock()
 _script = None
 
 
-def _redis_script():  # noqa: ANN202 - a redis Script object
+def _redis_script():  # a redis Script object
     global _script
     with _script_lock:
         if _script is None:

@@ -20,7 +20,7 @@ from judging.models import Judge, JudgeJob, Judgment
 _keys = itertools.count()
 
 
-def judge_order_run(study: Study, name: str, pairs: list[Pair], pattern) -> JudgeJob:  # noqa: ANN001
+def judge_order_run(study: Study, name: str, pairs: list[Pair], pattern) -> JudgeJob:
     """A completed order job: ``pattern(i)`` gives the slot chosen in (prompt 1, prompt 2) for pair i,
     or "a" for response A both times (consistent)."""
     judge = Judge.objects.create(name=name, kind=Judge.Kind.BASELINE, baseline="first-slot")
@@ -43,11 +43,11 @@ FIRST_TWICE = ("first", "first")
 LAST_TWICE = ("second", "second")
 
 
-def first_judge(i: int):  # noqa: ANN201
+def first_judge(i: int):
     return FIRST_TWICE if i % 10 < 7 else "a"
 
 
-def fair_judge(i: int):  # noqa: ANN201
+def fair_judge(i: int):
     return {0: FIRST_TWICE, 1: LAST_TWICE}.get(i % 10, "a")
 
 
@@ -75,7 +75,7 @@ def add_crowd(study: Study) -> None:
                 answer(a, task, rater=r)
 
 
-def answer(assignment: Assignment, task, *, rater: int) -> Submission:  # noqa: ANN001
+def answer(assignment: Assignment, task, *, rater: int) -> Submission:
     ids = task.expected_response_ids()
     if task.kind == "ranking":
         # Everyone ranks by candidate position, the last rater with the top two swapped.

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from annotations import services
 from annotations.models import Candidate, Instruction, QualificationItem, Response, Study
-from tests.conftest import COBBLER_DIR
+from tests.conftest import COBBLER_DIR, needs_shared
 
 CANDIDATES = ("alpha", "beta", "gamma", "delta")
 
@@ -27,6 +27,7 @@ def build_study(slug: str = "pilot", *, instructions: int = 2, texts: dict | Non
 
 def build_cobbler_study(slug: str = "cobbler") -> Study:
     """The 50 CoBBLEr instructions and 15 x 50 responses, straight from the shared data."""
+    needs_shared()
     evalset = json.loads((COBBLER_DIR / "datasets" / "llm_preference_evalset.json").read_text())
     gens = json.loads((COBBLER_DIR / "n15_responses" / "full_n15_model_generations.json").read_text())
     study = Study.objects.create(slug=slug, name="CoBBLEr", source=Study.Source.COBBLER)

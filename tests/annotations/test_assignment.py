@@ -79,7 +79,7 @@ def test_concurrent_workers_never_push_a_batch_over_k():
         try:
             barrier.wait()
             results.append(services.claim_batch(participant=participant, session_hash=""))
-        except Exception as e:  # noqa: BLE001 - reported below
+        except Exception as e:  # reported below
             errors.append(e)
         finally:
             connections.close_all()  # each thread had its own connection

@@ -92,14 +92,14 @@ def test_the_api_keeps_its_documented_contract(live_server, seeded):
             @settings(max_examples=MAX_EXAMPLES, deadline=None, database=None, derandomize=True,
                       phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
             @given(case=strategy)
-            def run(case) -> None:  # noqa: ANN001 - a schemathesis Case
+            def run(case) -> None:  # a schemathesis Case
                 nonlocal examples
                 examples += 1
                 response = case.call(base_url=live_server.url, headers=headers)
                 statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
                 try:
                     case.validate_response(response, checks=checks, headers=headers)
-                except (Exception, BaseExceptionGroup) as exc:  # noqa: BLE001 - schemathesis' FailureGroup; all collected
+                except (Exception, BaseExceptionGroup) as exc:  # schemathesis' FailureGroup; all collected
                     found = getattr(exc, "exceptions", [exc])
                     titles = ", ".join(sorted({getattr(f, "title", type(f).__name__) for f in found}))
                     failures.append(f"{case.operation.label} -> {response.status_code}: {titles}")

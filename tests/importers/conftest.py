@@ -41,8 +41,9 @@ def mirror_tree(source: Path, target: Path, *, except_file: Path) -> Path:
 @pytest.fixture(scope="module")
 def cobbler_import(django_db_setup, django_db_blocker) -> Iterator[str]:
     """Import the full CoBBLEr data once for the module; yields the command's output."""
-    from tests.conftest import COBBLER_DIR
+    from tests.conftest import COBBLER_DIR, needs_shared
 
+    needs_shared()
     with django_db_blocker.unblock():
         out = io.StringIO()
         call_command("import_cobbler", str(COBBLER_DIR), "--study", COBBLER_SLUG, stdout=out)

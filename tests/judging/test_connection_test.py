@@ -28,7 +28,7 @@ class Endpoint:
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:  # http.server's name
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
                 endpoint.requests.append({"path": self.path, "auth": self.headers.get("Authorization"),
                                           "body": body})

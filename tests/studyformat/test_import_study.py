@@ -63,7 +63,7 @@ def test_annotators_are_pseudonymised_and_the_raw_ids_are_stored_nowhere():
     with connection.cursor() as cursor:
         for table in ("annotations_participant", "annotations_batch", "annotations_task",
                       "annotations_submission", "annotations_assignment", "annotations_study"):
-            cursor.execute(f"SELECT * FROM {table}")  # noqa: S608 - our own table names
+            cursor.execute(f"SELECT * FROM {table}")  # our own table names
             dump = json.dumps(cursor.fetchall(), default=str)
             for raw in RAW_ANNOTATORS:
                 assert raw not in dump, (table, raw)

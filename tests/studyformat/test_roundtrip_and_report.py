@@ -13,7 +13,7 @@ from tests.studyformat.conftest import FILES, SAMPLE, content, rows, run_import
 pytestmark = pytest.mark.django_db
 
 
-def _export(slug: str, out) -> str:  # noqa: ANN001
+def _export(slug: str, out) -> str:
     buffer = io.StringIO()
     call_command("export_study", "--study", slug, str(out), stdout=buffer)
     return buffer.getvalue()

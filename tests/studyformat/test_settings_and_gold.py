@@ -17,7 +17,7 @@ SETTINGS = {"allow_ties": True, "rationale": "optional", "attention_check_rate":
 GOLD = [{"instruction_id": "q1", "model_a": "owl-7b", "model_b": "heron-13b", "gold": "model_b"}]
 
 
-def _export(slug: str, out) -> None:  # noqa: ANN001
+def _export(slug: str, out) -> None:
     call_command("export_study", "--study", slug, str(out), stdout=io.StringIO())
 
 

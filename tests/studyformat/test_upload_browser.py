@@ -19,7 +19,7 @@ def data_dir(settings, tmp_path):
     settings.DATA_DIR = tmp_path / "data"
 
 
-def _attach(page, root) -> None:  # noqa: ANN001
+def _attach(page, root) -> None:
     for name in FIELDS:
         page.set_input_files(f"input[name={name}]", str(root / f"{name}.jsonl"))
 
