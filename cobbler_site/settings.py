@@ -97,9 +97,11 @@ DEFAULT_EXCEPTION_REPORTER_FILTER = "cobbler_site.errors.SafeExceptionReporterFi
 DEFAULT_EXCEPTION_REPORTER = "cobbler_site.errors.SafeExceptionReporter"
 
 DATA_DIR = Path(env_str("DATA_DIR", str(BASE_DIR / "var")))
-DATA_DIR.mkdir(parents=True, exist_ok=True)
+# Folders the process writes to; cobbler_site.apps creates them when Django starts.
+RUNTIME_DIRS = [DATA_DIR]
 
 INSTALLED_APPS = [
+    "cobbler_site.apps.SiteConfig",  # first: its ready() makes the runtime folders
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -199,8 +201,7 @@ if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 else:
     _broker_dir = DATA_DIR / "broker"
-    for _sub in ("queue", "processed", "control"):
-        (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
+    RUNTIME_DIRS += [_broker_dir / _sub for _sub in ("queue", "processed", "control")]
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
@@ -244,7 +245,7 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
-STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns on every request otherwise
+RUNTIME_DIRS.append(STATIC_ROOT)  # whitenoise warns on every request without it
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},

@@ -41,6 +41,21 @@ def test_it_refuses_the_dev_secret_key_when_debug_is_off():
     assert "SECRET_KEY" in result.stderr
 
 
+def test_reading_the_settings_writes_nothing_and_starting_django_makes_the_folders(tmp_path):
+    data = tmp_path / "data"
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env |= {"DEBUG": "1", "DATA_DIR": str(data), "STATIC_ROOT": str(tmp_path / "static")}
+    read = subprocess.run([sys.executable, "-c", "import cobbler_site.settings"], cwd=tmp_path,
+                          env=env | {"PYTHONPATH": str(PROJECT_ROOT)}, capture_output=True, text=True)
+    assert read.returncode == 0, read.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no var/, no static/, no control/
+    started = subprocess.run([sys.executable, "manage.py", "check"], cwd=PROJECT_ROOT, env=env,
+                             capture_output=True, text=True)
+    assert started.returncode == 0, started.stderr
+    assert {p.name for p in (data / "broker").iterdir()} == {"queue", "processed", "control"}
+    assert (tmp_path / "static").is_dir()
+
+
 def test_every_model_is_in_the_admin():
     ours = [m for m in apps.get_models() if m._meta.app_label in {"annotations", "judging", "analysis"}]
     assert ours, "no models found"
