@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
 import httpx2
@@ -41,8 +41,6 @@ class JudgeSnapshot:
     timeout: float
     max_concurrency: int
     requests_per_minute: int
-    price_in_per_1k: Decimal
-    price_out_per_1k: Decimal
     transport: str = "openai"
     tokens_per_minute: int = 0
     api_key: str = field(default="", repr=False)  # never in a repr, log or page
@@ -54,13 +52,9 @@ class JudgeSnapshot:
             model=judge.model, generation=dict(judge.generation or {}),
             timeout=judge.request_timeout, max_concurrency=max(1, judge.max_concurrency),
             requests_per_minute=judge.requests_per_minute,
-            price_in_per_1k=judge.price_in_per_1k, price_out_per_1k=judge.price_out_per_1k,
             transport=judge.transport, tokens_per_minute=getattr(judge, "tokens_per_minute", 0) or 0,
             api_key=judge.get_api_key() if judge.kind == "openai" else "",
         )
-
-    def price(self, tokens_in: int, tokens_out: int) -> Decimal:
-        return (self.price_in_per_1k * tokens_in + self.price_out_per_1k * tokens_out) / 1000
 
 
 @dataclass(frozen=True)
@@ -91,12 +85,14 @@ def _client(judge: JudgeSnapshot) -> openai.OpenAI:
         return _clients[key]
 
 
-def _retry_after(exc: openai.APIStatusError) -> float | None:
-    raw = exc.response.headers.get("retry-after") if exc.response is not None else None
+def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
+    """Retry-After in seconds, as both transports read it; None when absent or an HTTP date
+    (the runner then falls back to its own backoff)."""
+    raw = headers.get("retry-after") if headers is not None else None
     try:
         return float(raw) if raw is not None else None
     except ValueError:
-        return None  # an HTTP date: fall back to our own backoff
+        return None
 
 
 def _redact(message: str, secret: str) -> str:
@@ -125,7 +121,8 @@ def complete(judge: JudgeSnapshot, messages: list[dict[str, str]], *, seed_parts
             model=judge.model, messages=messages, **body
         )
     except openai.RateLimitError as exc:
-        raise TransientError("429 rate limited", _retry_after(exc)) from None
+        raise TransientError("429 rate limited", retry_after_seconds(
+            exc.response.headers if exc.response is not None else None)) from None
     except openai.APIStatusError as exc:
         if exc.status_code >= 500:
             raise TransientError(f"{exc.status_code} server error") from None
@@ -170,12 +167,7 @@ def _complete_http(judge: JudgeSnapshot, messages: list[dict[str, str]], extra: 
         raise TransientError("connection error") from None
     status = response.status_code
     if status == 429:
-        raw = response.headers.get("retry-after")
-        try:
-            retry_after = float(raw) if raw is not None else None
-        except ValueError:
-            retry_after = None
-        raise TransientError("429 rate limited", retry_after)
+        raise TransientError("429 rate limited", retry_after_seconds(response.headers))
     if status >= 500:
         raise TransientError(f"{status} server error")
     if status >= 400:

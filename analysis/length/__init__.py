@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from analysis.length.core import BINS, VERDICT_COLUMNS, VOTE_COLUMNS, decide_verdict, relative_difference
-from analysis.length.stats import wilson
+from analysis.length.stats import wilson_counts
 from analysis.length.table import DEFAULT_RESAMPLES, DEFAULT_SEED, length_control_table
 
 __all__ = [
@@ -14,5 +14,5 @@ __all__ = [
     "decide_verdict",
     "length_control_table",
     "relative_difference",
-    "wilson",
+    "wilson_counts",
 ]

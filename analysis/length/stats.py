@@ -12,14 +12,13 @@ import pandas as pd
 
 from analysis.metrics import stats as metrics_stats
 
-Z95 = 1.959963984540054
 
-
-def wilson(successes: int, n: int, z: float = Z95) -> list[float] | None:
-    """95% Wilson score interval of successes/n, or None when there is nothing to estimate."""
+def wilson_counts(successes: int, n: int) -> list[float] | None:
+    """``analysis.metrics.stats.wilson`` (the one Wilson interval) of successes / n, or None
+    when there is nothing to estimate (length control reports a missing interval as null)."""
     if n <= 0:
         return None
-    return metrics_stats.wilson(successes / n, n, z)
+    return metrics_stats.wilson(successes / n, n)
 
 
 CLUSTER_SEED = 20240601
@@ -31,7 +30,7 @@ def rate(successes: int, n: int) -> dict:
     return {
         "agreement": (successes / n) if n else None,
         "n": int(n),
-        "ci95": wilson(successes, n),
+        "ci95": wilson_counts(successes, n),
     }
 
 

@@ -33,6 +33,7 @@ from judging import llm
 from judging.batch import client
 from judging.models import BatchRun, CachedCompletion, GenerationJob, Judge
 from judging.runner import Request, Result, enqueue_sync, kind_of, maybe_complete, store_results
+from judging.runner.work import estimate_cost
 
 logger = logging.getLogger(__name__)
 State = BatchRun.State
@@ -163,7 +164,7 @@ def _submit_one(job: Any, exclude: set[int]) -> tuple[BatchRun | None, set[int]]
             size += len(encoded)
         if to_sync:  # answered from the cache by a synchronous chunk, at no cost
             transaction.on_commit(lambda: enqueue_sync(job, to_sync))
-        estimates = [estimate_cost(judge, line.request) for line, _ in lines]
+        estimates = [estimate_cost(judge, line.request, batch=True) for line, _ in lines]
         if lines and job.budget_usd is not None:
             lines, estimates = _affordable(job, lines, estimates)
         if not lines:
@@ -176,13 +177,6 @@ def _submit_one(job: Any, exclude: set[int]) -> tuple[BatchRun | None, set[int]]
                 kind.rows(job).filter(pk=line.carrier).update(in_flight_usd=estimate)
     return _send(job, run, b"".join(encoded for _, encoded in lines), [line for line, _ in lines]), set(to_sync)
 
-
-def estimate_cost(judge: Judge, request: Request) -> Decimal:
-    """A cautious batch price of one line before it is sent (as the synchronous runner
-    estimates: ~3 characters a token in, max_tokens or 128 out)."""
-    chars = sum(len(str(m.get("content", ""))) for m in request.messages)
-    out = int(request.body.get("max_tokens") or request.body.get("max_completion_tokens") or 128)
-    return judge.price(chars // 3 + 8, out, batch=True)
 
 
 def _affordable(job: Any, lines: list, estimates: list[Decimal]) -> tuple[list, list[Decimal]]:

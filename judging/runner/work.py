@@ -161,12 +161,13 @@ def kind_of(job: Any) -> WorkKind:
     return KINDS["generate"] if isinstance(job, GenerationJob) else KINDS["judge"]
 
 
-def estimate_cost(judge: Any, request: Request) -> Decimal:
+def estimate_cost(judge: Any, request: Request, *, batch: bool = False) -> Decimal:
     """A cautious price of one request before it is sent: ~3 characters a token in, and the
-    request's max_tokens (else 128) out. The budget gate counts it until the answer is stored."""
+    request's max_tokens (else 128) out, at the Batch API price for a batch line. The budget
+    gate counts it until the answer is stored."""
     chars = sum(len(str(m.get("content", ""))) for m in request.messages)
     out = int(request.body.get("max_tokens") or request.body.get("max_completion_tokens") or 128)
-    return judge.price(chars // 3 + 8, out)
+    return judge.price(chars // 3 + 8, out, batch=batch)
 
 
 def estimate_tokens(request: Request) -> int:

@@ -10,7 +10,7 @@ from analysis.length import (
     decide_verdict,
     length_control_table,
     relative_difference,
-    wilson,
+    wilson_counts,
 )
 from analysis.length.stats import bootstrap_difference
 
@@ -25,11 +25,11 @@ def verdicts(rows):
 
 def test_wilson_matches_the_closed_form():
     # 8/10: centre (0.8 + 1.9208/10) / 1.38415 = .71672, half = 1.96*sqrt(.016 + .0096)/1.38415 = .22654
-    low, high = wilson(8, 10)
+    low, high = wilson_counts(8, 10)
     assert low == pytest.approx(0.49016, abs=1e-4)
     assert high == pytest.approx(0.94332, abs=1e-4)
-    assert wilson(0, 0) is None
-    assert wilson(0, 5)[0] == 0.0
+    assert wilson_counts(0, 0) is None
+    assert wilson_counts(0, 5)[0] == 0.0
 
 
 def test_relative_difference_is_zero_for_two_empty_answers():

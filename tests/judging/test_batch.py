@@ -312,7 +312,7 @@ def test_the_budget_limits_what_is_submitted(study, make_sim_judge, simulator, b
                                    budget_usd=Decimal("1000"))  # set low below, once the rows exist
     kind = kind_of(job)
     lines = plan_lines(kind.requests(job, kind.load(job, list(kind.rows(job).values_list("pk", flat=True)))))
-    budget = sum(estimate_cost(judge, line.request) for line in lines[:10])
+    budget = sum(estimate_cost(judge, line.request, batch=True) for line in lines[:10])
     JudgeJob.objects.filter(pk=job.pk).update(budget_usd=budget)
     worker = batch_worker()
     assert wait_until(lambda: BatchRun.objects.filter(judge_job=job, state="collected").exists(), timeout=30), \
@@ -424,7 +424,7 @@ def test_the_client_checks_the_host_and_never_shows_the_key(simulator, settings)
     secret = "sk-live-NEVER-SHOWN-777"
     snap = llm.JudgeSnapshot(id=1, kind="openai", baseline="", base_url=simulator.base_url + "/nowhere",
                              model="sim:", generation={}, timeout=5, max_concurrency=1, requests_per_minute=0,
-                             price_in_per_1k=Decimal(0), price_out_per_1k=Decimal(0), api_key=secret)
+                             api_key=secret)
     with pytest.raises(llm.PermanentError) as missing:
         client.upload(snap, b"{}\n", "x.jsonl")
     assert str(missing.value).startswith("404") and secret not in str(missing.value)
