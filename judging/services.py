@@ -182,7 +182,7 @@ def start_judge_job(*, study: Study, judge: Judge, condition_names: list[str], p
     if mode == JudgeJob.Mode.BATCH:  # one submission once every row exists
         from judging.batch.tasks import submit_batch
 
-        transaction.on_commit(lambda: submit_batch.delay("judge", job.pk))
+        submit_batch.delay_on_commit("judge", job.pk)
     logger.info("job %s: %s judgments for judge %s on %s", job.pk, job.total, judge.name, study.slug)
     return job
 
