@@ -60,7 +60,7 @@ def synthetic_judgments(n: int, *, seed: int = 0) -> pd.DataFrame:
 
 
 def main() -> int:
-    from analysis.metrics.table import finish_rows
+    from analysis.metrics.bias_rows import finish_rows
     from analysis.profiles import get_profile
     from analysis.sections.bias import judge_rows
 

@@ -6,7 +6,7 @@ import io
 import json
 import zipfile
 
-from analysis.exporters.tables import tidy_tables
+from analysis.exporters.tidy_tables import tidy_tables
 from cobbler_site.csv_safety import safe_cell, safe_row
 
 

@@ -8,7 +8,7 @@ from django.template.loader import render_to_string
 
 from analysis.exporters.figures import render_figures
 from analysis.exporters.methods import methods_paragraphs
-from analysis.exporters.tables import Table, method_legend, tidy_tables
+from analysis.exporters.tidy_tables import Table, method_legend, tidy_tables
 from analysis.summary import describe_work
 
 CSS_PATH = settings.BASE_DIR / "static" / "analysis" / "report.css"

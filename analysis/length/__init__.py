@@ -1,9 +1,9 @@
 """Length-controlled agreement: pure functions over DataFrames (length-control.md)."""
 from __future__ import annotations
 
+from analysis.length.control_table import DEFAULT_RESAMPLES, DEFAULT_SEED, length_control_table
 from analysis.length.core import BINS, VERDICT_COLUMNS, VOTE_COLUMNS, decide_verdict, relative_difference
 from analysis.length.stats import wilson_counts
-from analysis.length.table import DEFAULT_RESAMPLES, DEFAULT_SEED, length_control_table
 
 __all__ = [
     "BINS",

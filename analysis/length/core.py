@@ -1,6 +1,6 @@
 """Length-controlled agreement (length-control.md), as pure functions over DataFrames.
 
-Input frames (built by ``analysis.length_loader`` or by hand in tests):
+Input frames (built by ``analysis.loaders.length`` or by hand in tests):
 
 ``votes`` - one row per human vote; ``verdicts`` - one row per judge call, plus a
 ``judge`` column. Both have:

@@ -13,7 +13,7 @@ longer; the sign test of docs/methods.md compares the two), ``n_all`` (every com
 the authors' denominator), ``n_valid`` (the comparisons where the bias could show: both
 prompts answered, or the bias's own kept set) and ``valid_rate`` (prompt-1 valid rate of
 the run, Table 2's ``valid``). ``judge_bias_units`` gives the same counts per instruction,
-the cluster the intervals resample. ``analysis.metrics.table`` turns counts into rates,
+the cluster the intervals resample. ``analysis.metrics.bias_rows`` turns counts into rates,
 intervals and tests under a profile.
 
 ``position_preference`` (order_first - order_last) is counted as hits = first twice,

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.metrics.rankings import HUMAN_BIAS_TIE_ORDER, rankings_by
-from analysis.rbo import rbo_many
+from analysis.metrics.rbo import rbo_many
 
 P = 0.8  # the authors' persistence everywhere (3.11)
 ACL_DROPPED = ("dolly", "redpajama")

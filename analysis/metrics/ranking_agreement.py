@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 
 from analysis.metrics.agreement import cohen_kappa
+from analysis.metrics.rbo import rbo_ext_batch, rbo_many, rbo_trunc_batch
 from analysis.metrics.stats import bootstrap_mean, wilson
-from analysis.rbo import rbo_ext_batch, rbo_many, rbo_trunc_batch
 
 BATCHED = {"trunc": rbo_trunc_batch, "ext": rbo_ext_batch}
 

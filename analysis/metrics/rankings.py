@@ -4,7 +4,7 @@ Tie rules (``Profile.tie_break``):
 - ``alpha`` (T1): sort by (-score, candidate key A-Z).
 - ``canonical`` (T2): stable sort by -score, so ties keep the study's candidate order.
 - ``tie-aware``: equal scores form one tied group (a frozenset), for the tie-aware RBO
-  of ``analysis.rbo`` (Corsi & Urbano's ``a`` treatment by default).
+  of ``analysis.metrics.rbo`` (Corsi & Urbano's ``a`` treatment by default).
 A ranking is a list of candidate keys, best first (tied groups as frozensets).
 """
 from __future__ import annotations

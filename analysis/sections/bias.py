@@ -1,7 +1,7 @@
 """The report's ``bias`` section: every judge's and the humans' bias rates under a profile.
 
 Definitions, nulls, tests and intervals: docs/methods.md ("Bias rates") and
-``analysis.metrics.table``. No simulated judge enters any number: ``random`` is the
+``analysis.metrics.bias_rows``. No simulated judge enters any number: ``random`` is the
 theoretical uniform-random reference (cobbler-method.md 3.9).
 """
 from __future__ import annotations
@@ -10,13 +10,13 @@ import pandas as pd
 
 from analysis import loaders
 from analysis.metrics.bias import judge_bias_counts, judge_bias_units
+from analysis.metrics.bias_rows import finish_rows, human_units, judge_units, rates
 from analysis.metrics.human_bias import (
     count_units,
     human_bias_counts,
     human_bias_records,
     human_bias_units,
 )
-from analysis.metrics.table import finish_rows, human_units, judge_units, rates
 from analysis.profiles import Profile
 from annotations.models import Study
 

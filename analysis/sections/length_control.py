@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from analysis.length import DEFAULT_RESAMPLES, DEFAULT_SEED, length_control_table
 from analysis.length.stats import CLUSTER_RESAMPLES, CLUSTER_SEED
-from analysis.length_loader import load_verdicts, load_votes, response_lengths
+from analysis.loaders.length import load_verdicts, load_votes, response_lengths
 from analysis.profiles import Profile
 from annotations.models import Study
 

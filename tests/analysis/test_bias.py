@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 
 from analysis.metrics.bias import judge_bias_counts, judge_bias_units
+from analysis.metrics.bias_rows import finish_rows, judge_units, rates
 from analysis.metrics.human_bias import human_bias_counts, human_bias_records, word_tokens
 from analysis.metrics.stats import benjamini_hochberg, holm, wilson
-from analysis.metrics.table import finish_rows, judge_units, rates
 from analysis.profiles import get_profile
 
 PAPER, DEFAULT = get_profile("cobbler-paper"), get_profile("default")

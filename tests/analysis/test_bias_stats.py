@@ -10,6 +10,7 @@ import pytest
 
 from analysis.length.stats import cluster_rate
 from analysis.metrics.bias import judge_bias_counts, judge_bias_units
+from analysis.metrics.bias_rows import finish_rows, human_units, judge_units, rates
 from analysis.metrics.human_bias import human_bias_counts, human_bias_records, human_bias_units
 from analysis.metrics.stats import (
     bootstrap_weights,
@@ -20,7 +21,6 @@ from analysis.metrics.stats import (
     sign_test,
     wilson,
 )
-from analysis.metrics.table import finish_rows, human_units, judge_units, rates
 from analysis.profiles import get_profile
 
 DEFAULT = get_profile("default")

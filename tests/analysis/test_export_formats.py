@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 import pytest
 
 from analysis.exporters import export, render_figures, validate
-from analysis.exporters.tables import tidy_tables
+from analysis.exporters.tidy_tables import tidy_tables
 from analysis.services import compose_report
 from tests.analysis.test_length_builders import WORKED_ANSWERS, WORKED_VERDICTS, WORKED_VOTES, mtbench_study
 

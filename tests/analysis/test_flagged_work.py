@@ -7,7 +7,7 @@ import pytest
 
 from analysis import loaders
 from analysis.exporters.methods import methods_paragraphs
-from analysis.length_loader import load_votes, response_lengths
+from analysis.loaders.length import load_votes, response_lengths
 from analysis.profiles import DEFAULT, PROFILES, get_profile
 from analysis.sections import bias
 from analysis.services import compose_report, study_counts

@@ -6,7 +6,7 @@ real pairs, planned by ``judging.conditions`` (the order run with its counterbal
 slot), rendered to the real prompts, answered by the simulator's ``behaviour.decide`` (what
 the simulator endpoint returns for those messages) and read by the project's ``robust``
 parser, exactly as ``judging.runner`` stores a Judgment. The bias table is then the real one
-(``analysis.sections.bias.judge_rows`` + ``analysis.metrics.table.finish_rows``). The knob
+(``analysis.sections.bias.judge_rows`` + ``analysis.metrics.bias_rows.finish_rows``). The knob
 seeds were picked once (1, 2, 3) and not tuned; the figures are printed for the report.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from analysis.metrics.table import finish_rows
+from analysis.metrics.bias_rows import finish_rows
 from analysis.profiles import get_profile
 from analysis.sections.bias import judge_rows
 from annotations.importers.demo import seed_demo_study

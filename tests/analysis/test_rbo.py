@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import rbo as rbo_package
 
-from analysis.rbo import parse_ranking, rbo, rbo_ext_batch, rbo_score, rbo_trunc_batch
+from analysis.metrics.rbo import parse_ranking, rbo, rbo_ext_batch, rbo_score, rbo_trunc_batch
 from tests.conftest import RBO_REFERENCE
 
 SCORES = ("ext", "min", "max", "res")

@@ -13,7 +13,7 @@ from django.utils.html import escape
 
 from analysis.data_version import data_version
 from analysis.exporters import export
-from analysis.exporters.tables import tidy_tables
+from analysis.exporters.tidy_tables import tidy_tables
 from analysis.models import ReportRun
 from analysis.report import build_report
 from analysis.services import start_report_run

@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 
 from analysis import loaders
-from analysis.length_loader import load_votes, response_lengths
+from analysis.loaders.length import load_votes, response_lengths
 from analysis.profiles import PROFILES, get_profile
 from analysis.sections import agreement, bias, length_control
 from annotations import services
