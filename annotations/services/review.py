@@ -9,9 +9,10 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Prefetch
 
-from annotations.models import Assignment, Condition, Participant, Response, Study, Submission, Task
+from annotations.models import Assignment, Participant, Response, Study, Submission, Task
 from annotations.pseudonyms import pseudonymise
 from annotations.services.studies import review_assignment
+from annotations.shown import answer_letter, check_texts, cue_banner
 
 STATES = ("all", "pending", "approved", "rejected")
 SORTS = {
@@ -21,7 +22,6 @@ SORTS = {
 }
 NO_FLAG = "none"
 ANY_FLAG = "any"
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 @dataclass(frozen=True)
@@ -182,35 +182,21 @@ def _reviewed_task(study: Study, s: Submission, ranked: dict[int, Response]) -> 
 
 
 def _shown_note(study: Study, task: Task) -> str:
-    """The line the worker read beside the pair (the same wording as the worker page)."""
-    expects = task.expects if isinstance(task.expects, dict) else {}
-    if task.role == Task.Role.INSTRUCTED and expects.get("text"):
-        return str(expects["text"])
-    if task.condition == Condition.BANDWAGON:
-        percent = task.cue.get("percent", study.bandwagon_percent)
-        return f"{percent}% of people believe that System {task.cue.get('cue_slot', 'A')} is better."
-    if task.condition == Condition.ATTENTIONAL:
-        return str(task.cue.get("distractor", ""))
-    return ""
+    """The line the worker read beside the pair (annotations.shown, as on the worker page)."""
+    return check_texts(task, "", "")[0] or cue_banner(study, task)
 
 
 def _pair_answers(s: Submission) -> list[ShownAnswer]:
     task = s.task
-    expects = task.expects if isinstance(task.expects, dict) else {}
-    shown = []
-    for slot, response in zip("AB", task.slot_responses(), strict=True):
-        # A catch pair showed its broken text in place of that slot's answer.
-        broken = task.role == Task.Role.CATCH and expects.get("broken_slot") == slot and expects.get("broken_text")
-        shown.append(ShownAnswer(
-            label=f"System {slot}", text=str(broken) if broken else response.text,
-            candidate=response.candidate.key, chosen=s.choice == slot,
-        ))
-    return shown
+    responses = task.slot_responses()
+    _note, *texts = check_texts(task, responses[0].text, responses[1].text)
+    return [ShownAnswer(label=f"System {slot}", text=text, candidate=response.candidate.key, chosen=s.choice == slot)
+            for slot, response, text in zip("AB", responses, texts, strict=True)]
 
 
 def _ranking_answers(s: Submission, ranked: dict[int, Response]) -> list[ShownAnswer]:
     """Best first; each answer keeps the letter it had on the worker's screen."""
-    letter_of = {int(pk): LETTERS[i % 26] + ("" if i < 26 else str(i // 26)) for i, pk in enumerate(s.display_order or [])}
+    letter_of = {int(pk): answer_letter(i) for i, pk in enumerate(s.display_order or [])}
     out = []
     for place, pk in enumerate(s.ranking or []):
         response = ranked.get(int(pk))

@@ -33,6 +33,7 @@ from annotations.models import (
 from annotations.services.answering import answered_by_another_page
 from annotations.services.crowd import is_mturk_preview, sample_task
 from annotations.services.recruitment import prolific_completion_url
+from annotations.shown import answer_letter, check_texts, cue_banner
 from annotations.worker_session import MTURK_SUBMIT_HOSTS, MTurkReturn, read_worker, remember_worker
 from cobbler_site import throttle
 from cobbler_site.access import Audience, allow
@@ -223,20 +224,6 @@ def work(request: HtmxHttpRequest, study: Study, participant: Participant, sessi
     return redirect(_step_url(study, step))
 
 
-def _check_texts(task: Task, slot_a: Response, slot_b: Response) -> tuple[str, str, str]:
-    """(note, text A, text B) as a check task shows them; an item shows its answers and no note.
-
-    Nothing else about the role reaches the page: no class, data attribute or URL differs.
-    """
-    expects = task.expects if isinstance(task.expects, dict) else {}
-    texts = {"A": slot_a.text, "B": slot_b.text}
-    note = str(expects.get("text", "")) if task.role == Task.Role.INSTRUCTED else ""
-    broken = expects.get("broken_slot")
-    if task.role == Task.Role.CATCH and broken in texts and expects.get("broken_text"):
-        texts[broken] = str(expects["broken_text"])
-    return note, texts["A"], texts["B"]
-
-
 def _task_context(study: Study, assignment: Assignment, task: Task, *, error: str = "", posted: dict | None = None) -> dict:
     expected = task.expected_response_ids()
     order = services.shown_order(assignment=assignment, task=task, expected=expected)
@@ -255,17 +242,13 @@ def _task_context(study: Study, assignment: Assignment, task: Task, *, error: st
         "rationale": (posted or {}).get("rationale", ""), "allow_ties": study.allow_ties,
     }
     if task.kind == Task.Kind.RANKING:
-        letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-        context["answers"] = [(letters[i % 26] + ("" if i < 26 else str(i // 26)), r) for i, r in enumerate(shown)]
+        context["answers"] = [(answer_letter(i), r) for i, r in enumerate(shown)]
         return context
     slot_a, slot_b = shown
-    context["check_note"], context["text_a"], context["text_b"] = _check_texts(task, slot_a, slot_b)
+    context["check_note"], context["text_a"], context["text_b"] = check_texts(task, slot_a.text, slot_b.text)
     context["sequential"] = task.condition == Condition.ORDER
-    if task.condition == Condition.BANDWAGON:
-        percent = task.cue.get("percent", study.bandwagon_percent)
-        context["banner"] = f"{percent}% of people believe that System {task.cue.get('cue_slot', 'A')} is better."
-    elif task.condition == Condition.ATTENTIONAL:
-        context["banner"] = task.cue.get("distractor", "")
+    if banner := cue_banner(study, task):
+        context["banner"] = banner
     return context
 
 
