@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from types import SimpleNamespace
 
 import pytest
 from django.test import Client, override_settings
@@ -14,6 +15,14 @@ from cobbler_site import throttle
 from tests.annotations.conftest import build_study
 
 DEAD_REDIS = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:1/0"}}
+
+
+@pytest.fixture(autouse=True)
+def one_window(monkeypatch):
+    """The throttle counts in fixed windows (slot = now // window): a test whose requests
+    straddle a minute boundary would see its count reset. Every test runs in one window."""
+    start = throttle.time.time()
+    monkeypatch.setattr(throttle, "time", SimpleNamespace(time=lambda: start))  # this module's clock only
 
 
 def fresh_ip() -> str:
