@@ -1,6 +1,8 @@
 // Worker task pages: drag-to-rank (SortableJS), keyboard moves, choice shortcuts, sequential reveal,
 // time on task.
-// Everything initialises in htmx.onLoad, so a swapped-in fragment (e.g. a 422) works again.
+// The page initialises at DOMContentLoaded, before a worker can press a key (htmx fires its first
+// htmx:load only in a later timer task, after the load event); htmx.onLoad covers swapped-in
+// fragments (e.g. a 422). Each form initialises once and then carries data-ready.
 (function () {
   "use strict";
 
@@ -165,11 +167,16 @@
 
   function init(root) {
     var forms = root.matches && root.matches("form.task") ? [root] : root.querySelectorAll ? root.querySelectorAll("form.task") : [];
-    Array.prototype.forEach.call(forms, function (form) { initRanking(form); initReveal(form); initTimer(form); });
+    Array.prototype.forEach.call(forms, function (form) {
+      if (form.dataset.ready) return;
+      initRanking(form); initReveal(form); initTimer(form);
+      form.dataset.ready = "1";
+    });
   }
 
   function boot() {
-    if (window.htmx) window.htmx.onLoad(init); else init(document);
+    init(document);
+    if (window.htmx) window.htmx.onLoad(init);
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot); else boot();
 })();

@@ -76,7 +76,7 @@ def test_a_whole_worker_session(live_server, browser):
     page.click("#qualify-submit")
 
     # Task 1: ranking by mouse drag; the XSS answer shows as text and runs nothing.
-    page.wait_for_selector("#ranking")
+    page.wait_for_selector("form.task[data-ready] #ranking")  # rank.js has initialised the form
     assert page.evaluate("window.__xss") is None
     assert page.get_by_text("<script>window.__xss=1</script>", exact=False).count() in (0, 1)
     before = _order(page)
@@ -99,7 +99,7 @@ def test_a_whole_worker_session(live_server, browser):
     # Task 2: keyboard only (buttons and arrow keys), on a phone-sized viewport.
     page.set_viewport_size({"width": 390, "height": 844})
     page.reload()
-    page.wait_for_selector("#ranking")
+    page.wait_for_selector("form.task[data-ready] #ranking")  # rank.js has initialised the form
     before = _order(page)
     page.focus("#ranking li:nth-child(5) .move-up")
     page.keyboard.press("Enter")

@@ -121,7 +121,7 @@ def test_a_batch_with_back_and_forward_at_every_step_and_axe_on_every_page(live_
 
     # Task 1: an untouched ranking is questioned once, then goes in as shown.
     page.wait_for_url("**/a/*/0")
-    page.wait_for_selector("#ranking")
+    page.wait_for_selector("form.task[data-ready] #ranking")  # rank.js has initialised the form
     _axe(page, "task: ranking", viewport, table)
     _back_and_forward(page, base, expect_path="/0")
     shown = _order(page)
@@ -144,7 +144,7 @@ def test_a_batch_with_back_and_forward_at_every_step_and_axe_on_every_page(live_
     page.wait_for_url("**/a/*/1")
 
     # Task 2: moved with the buttons, so no question; the announcement skips the bar.
-    page.wait_for_selector("#ranking")
+    page.wait_for_selector("form.task[data-ready] #ranking")  # rank.js has initialised the form
     page.focus("#ranking li:nth-child(3) .move-up")  # answer 2 (the bar is on top)
     page.keyboard.press("Enter")
     status = page.inner_text("#rank-status")
@@ -269,7 +269,7 @@ def test_a_swipe_over_an_answer_scrolls_the_phone_and_only_the_handle_drags(live
                               device_scale_factor=3)
     page = context.new_page()
     page.goto(live_server.url + url)
-    page.wait_for_selector("#ranking")
+    page.wait_for_selector("form.task[data-ready] #ranking")  # rank.js has initialised the form
     assert page.evaluate("matchMedia('(pointer: coarse)').matches")
     assert "by-handle" in page.get_attribute("#ranking", "class")
     list_height = page.eval_on_selector("#ranking", "el => el.getBoundingClientRect().height")

@@ -62,7 +62,7 @@ def test_surveys_shortcuts_and_a_required_rationale_in_the_browser(live_server, 
     assert Assignment.objects.get().survey == {"pre": {"experience": "Daily", "note": "<b>not bold</b>"}}
 
     # Task 1: a required rationale; "1" typed into it is text, not a choice.
-    page.wait_for_selector("#choose-tie")
+    page.wait_for_selector("form.task[data-ready] #choose-tie")
     expect(page.locator("#key-hint")).to_contain_text("0 for no preference")
     _axe(page, "task: pairwise with tie and rationale", viewport)
     shot(page, f"worker-tie-rationale-{viewport}")
@@ -111,7 +111,10 @@ def test_the_shortcuts_wait_for_both_answers_in_the_order_condition(live_server,
     qualify(client, study)
     url = current_task_url(client, study)
     page = _cookie_context(browser, client, live_server.url, VIEWPORTS["desktop"]).new_page()
-    page.goto(live_server.url + url)
+    # A key pressed as soon as the page is parsed already finds the choices locked: rank.js
+    # initialises before DOMContentLoaded ends, not in htmx's later first htmx:load.
+    page.goto(live_server.url + url, wait_until="domcontentloaded")
+    assert page.evaluate("document.querySelector('form.task').dataset.ready") == "1"
     page.keyboard.press("2")
     expect(page.locator("#reveal-hint")).to_contain_text("before choosing")
     page.keyboard.press("0")  # no tie in this study: nothing happens
