@@ -41,6 +41,7 @@ test-smoke: venv
 
 lint: venv
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 # Benchmarks measure production settings (DEBUG off) over plain http on loopback.
 BENCH_ENV := SECRET_KEY=$${SECRET_KEY:-bench-only-secret-key-not-for-deployment-0123456789} \

@@ -1,4 +1,5 @@
 """REST API for reports: read the latest JSON, start a run, watch it (staff only, the DRF default)."""
+
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
@@ -20,7 +21,18 @@ class ReportRunOutput(serializers.ModelSerializer):
 
     class Meta:
         model = ReportRun
-        fields = ("id", "study", "profile", "status", "progress", "stage", "error", "created_at", "started_at", "finished_at")
+        fields = (
+            "id",
+            "study",
+            "profile",
+            "status",
+            "progress",
+            "stage",
+            "error",
+            "created_at",
+            "started_at",
+            "finished_at",
+        )
 
 
 # The report body is large and versioned by its own JSON Schema (analysis/schema/
@@ -50,10 +62,13 @@ class StudyReportApi(APIView):
         profile = serializers.ChoiceField(choices=list(PROFILES), default="default")
 
     @extend_schema(
-        operation_id="studies_report_retrieve", parameters=[InputSerializer],
-        responses={200: OpenApiResponse(REPORT_SCHEMA, description="The latest finished report."),
-                   400: FIELD_ERRORS,
-                   404: OpenApiResponse(DetailError, description="No such study, or no finished report for this profile.")},
+        operation_id="studies_report_retrieve",
+        parameters=[InputSerializer],
+        responses={
+            200: OpenApiResponse(REPORT_SCHEMA, description="The latest finished report."),
+            400: FIELD_ERRORS,
+            404: OpenApiResponse(DetailError, description="No such study, or no finished report for this profile."),
+        },
     )
     def get(self, request: Request, slug: str) -> Response:
         study = get_object_or_404(Study.objects.manageable_by(request.user), slug=slug)
@@ -65,9 +80,12 @@ class StudyReportApi(APIView):
         return Response(run.result)
 
     @extend_schema(
-        operation_id="studies_report_create", request=InputSerializer,
-        responses={202: OpenApiResponse(ReportRunOutput, description="The run started (or the one already running)."),
-                   404: NOT_FOUND},
+        operation_id="studies_report_create",
+        request=InputSerializer,
+        responses={
+            202: OpenApiResponse(ReportRunOutput, description="The run started (or the one already running)."),
+            404: NOT_FOUND,
+        },
     )
     def post(self, request: Request, slug: str) -> Response:
         study = get_object_or_404(Study.objects.manageable_by(request.user), slug=slug)
@@ -82,5 +100,7 @@ class ReportRunApi(APIView):
 
     @extend_schema(responses={200: ReportRunOutput, 404: NOT_FOUND})
     def get(self, request: Request, run_id: int) -> Response:
-        run = get_object_or_404(ReportRun.objects.manageable_by(request.user).select_related("study").defer("result", "figures"), pk=run_id)
+        run = get_object_or_404(
+            ReportRun.objects.manageable_by(request.user).select_related("study").defer("result", "figures"), pk=run_id
+        )
         return Response(ReportRunOutput(run).data)

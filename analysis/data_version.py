@@ -5,6 +5,7 @@ what every section reads. Any new answer, review, finished judgment or job state
 and any new response or pair, changes the version. ``data_counts`` keeps the counts
 behind it, so the page can say *what* is new, not just that something is.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -20,8 +21,7 @@ REVIEWED = ~Q(review=Assignment.Review.PENDING)
 
 def data_counts(study: Study) -> dict[str, object]:
     """The aggregates the version hashes; JSON-ready (times as ISO text)."""
-    answers = Submission.objects.filter(assignment__batch__study=study).aggregate(
-        n=Count("id"), last=Max("id"))
+    answers = Submission.objects.filter(assignment__batch__study=study).aggregate(n=Count("id"), last=Max("id"))
     work = Assignment.objects.filter(batch__study=study).aggregate(
         submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
         reviewed=Count("id", filter=Q(status=Assignment.Status.SUBMITTED) & REVIEWED),
@@ -36,7 +36,8 @@ def data_counts(study: Study) -> dict[str, object]:
         last_flags=Max("flags_computed_at"),
     )
     calls = Judgment.objects.filter(job__study=study, status=Judgment.Status.DONE).aggregate(
-        n=Count("id"), last=Max("id"), last_done=Max("completed_at"))
+        n=Count("id"), last=Max("id"), last_done=Max("completed_at")
+    )
     # A job completing (or being cancelled) changes which calls count (docs/methods.md "Re-runs").
     jobs = sorted(JudgeJob.objects.filter(study=study).values_list("id", "status"))
     content = {
@@ -88,12 +89,17 @@ def changes_since(old: dict | None, new: dict) -> dict[str, int]:
         return count or int(last is not None and new.get(last) != old.get(last))
 
     reviews = moved("reviewed_assignments")
-    if not reviews and (old.get("approved_ids") != new.get("approved_ids")
-                        or old.get("rejected_ids") != new.get("rejected_ids")):
+    if not reviews and (
+        old.get("approved_ids") != new.get("approved_ids") or old.get("rejected_ids") != new.get("rejected_ids")
+    ):
         reviews = 1
     jobs = {tuple(j) for j in new.get("jobs") or []} - {tuple(j) for j in old.get("jobs") or []}
-    return {"answers": moved("answers", "last_answer"), "reviews": reviews,
-            "judgments": moved("judgments", "last_judgment"), "jobs": len(jobs)}
+    return {
+        "answers": moved("answers", "last_answer"),
+        "reviews": reviews,
+        "judgments": moved("judgments", "last_judgment"),
+        "jobs": len(jobs),
+    }
 
 
 def _iso(value: object) -> str | None:

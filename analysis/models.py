@@ -1,4 +1,5 @@
 """A report computation, run by the worker; the page polls its progress."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -47,9 +48,7 @@ class ReportRun(models.Model):
     # the study's data has changed since (new answers, reviews or judgments).
     data_version = models.CharField(max_length=64, blank=True)
     error = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
-    )
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -3,6 +3,7 @@
 Every number in a report is computed under one profile, and the report prints
 every choice in it, so a reader knows exactly which definition produced it.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace

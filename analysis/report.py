@@ -3,6 +3,7 @@
 Each section module owns one part of the JSON and returns data computed from the
 database; a section with no data returns empty lists, never made-up values.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,8 +21,9 @@ SCHEMA = "cobbler-report/1"
 Progress = Callable[[str, float], None]
 
 
-def build_report(*, study: Study, profile: str, progress: Progress | None = None,
-                 jobs: Sequence[int] | None = None) -> dict:
+def build_report(
+    *, study: Study, profile: str, progress: Progress | None = None, jobs: Sequence[int] | None = None
+) -> dict:
     """The whole report as a JSON-ready dict. Pure read: safe to call from a task or a command.
 
     ``jobs`` names the judge jobs whose calls count (docs/methods.md "Re-runs"); without
@@ -79,14 +81,11 @@ def _without_non_finite(value: object) -> object:
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
-        return {k: (None if k == "ci95" and _has_non_finite(v) else _without_non_finite(v))
-                for k, v in value.items()}
+        return {k: (None if k == "ci95" and _has_non_finite(v) else _without_non_finite(v)) for k, v in value.items()}
     if isinstance(value, list):
         return [_without_non_finite(v) for v in value]
     return value
 
 
 def _has_non_finite(value: object) -> bool:
-    return isinstance(value, list) and any(
-        v is None or (isinstance(v, float) and not math.isfinite(v)) for v in value
-    )
+    return isinstance(value, list) and any(v is None or (isinstance(v, float) and not math.isfinite(v)) for v in value)

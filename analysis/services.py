@@ -1,4 +1,5 @@
 """Report workflows: compose a report, run it in the worker, export it to a file."""
+
 from __future__ import annotations
 
 import logging
@@ -48,8 +49,9 @@ def compose_report(
     profile, a bad job selection or a report off the schema.
     """
     report = build_report(study=study, profile=profile, progress=progress, jobs=jobs)
-    report["manifest"] = build_manifest(report=report, counts=study_counts(study=study), data_files=data_files,
-                                        source_files=study.source_files)
+    report["manifest"] = build_manifest(
+        report=report, counts=study_counts(study=study), data_files=data_files, source_files=study.source_files
+    )
     validate(report)
     return report
 
@@ -67,8 +69,9 @@ def start_report_run(*, study: Study, profile: str, user=None) -> ReportRun:
     try:
         with transaction.atomic():
             # The version at queue time; the worker replaces it with the one the report read.
-            run = ReportRun.objects.create(study=study, profile=profile, created_by=user,
-                                           data_version=data_version(study))
+            run = ReportRun.objects.create(
+                study=study, profile=profile, created_by=user, data_version=data_version(study)
+            )
     except IntegrityError:
         # Lost the race to a concurrent request: join the run it created.
         return ReportRun.objects.active().get(study=study, profile=profile)
@@ -81,7 +84,9 @@ def start_report_run(*, study: Study, profile: str, user=None) -> ReportRun:
 def execute_report_run(*, run: ReportRun) -> None:
     """Compute the report and its figures for a claimed run; marks it FAILED on any error."""
     try:
-        report = compose_report(study=run.study, profile=run.profile, progress=lambda s, f: run.report_progress(s, 0.85 * f))
+        report = compose_report(
+            study=run.study, profile=run.profile, progress=lambda s, f: run.report_progress(s, 0.85 * f)
+        )
         # The data the report read (taken before its first query), so the page can tell it is stale.
         run.data_version = report["data_version"]
         ReportRun.objects.filter(pk=run.pk).update(data_version=run.data_version)
@@ -95,8 +100,15 @@ def execute_report_run(*, run: ReportRun) -> None:
         raise
 
 
-def write_report(*, study: Study, profile: str, fmt: str, out: Path, data_files: list[Path] | None = None,
-                 jobs: list[int] | None = None) -> int:
+def write_report(
+    *,
+    study: Study,
+    profile: str,
+    fmt: str,
+    out: Path,
+    data_files: list[Path] | None = None,
+    jobs: list[int] | None = None,
+) -> int:
     """Build and write one export to ``out`` atomically; returns bytes written.
 
     Checks format and destination before computing anything, so bad input fails fast

@@ -1,4 +1,5 @@
 """Report runs in the worker: thin, id-only, idempotent."""
+
 from __future__ import annotations
 
 from celery import shared_task

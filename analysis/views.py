@@ -1,4 +1,5 @@
 """Researcher pages: the studies dashboard and the report page (htmx, polling the worker's progress)."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -40,7 +41,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     progress: dict[int, list] = defaultdict(list)
     approved = Q(assignment__review=Assignment.Review.APPROVED)
     for row in (
-        Submission.objects.filter(task__batch__study__in=studies).values("task__batch__study_id", "task__condition")
+        Submission.objects.filter(task__batch__study__in=studies)
+        .values("task__batch__study_id", "task__condition")
         .annotate(total=Count("id"), approved=Count("id", filter=approved))
         .order_by("task__condition")
     ):
@@ -50,9 +52,15 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         jobs[job.study_id].append(job)
     last_run: dict[int, dict] = {}
     # .values() keeps the big result/figures JSON out of this query.
-    for run in ReportRun.objects.filter(study__in=studies).order_by("-created_at").values("id", "study_id", "profile", "status", "created_at"):
+    for run in (
+        ReportRun.objects.filter(study__in=studies)
+        .order_by("-created_at")
+        .values("id", "study_id", "profile", "status", "created_at")
+    ):
         last_run.setdefault(run["study_id"], run)
-    rows = [{"study": s, "progress": progress[s.pk], "jobs": jobs[s.pk][:5], "run": last_run.get(s.pk)} for s in studies]
+    rows = [
+        {"study": s, "progress": progress[s.pk], "jobs": jobs[s.pk][:5], "run": last_run.get(s.pk)} for s in studies
+    ]
     return render(request, "analysis/dashboard.html", {"rows": rows})
 
 
@@ -109,5 +117,3 @@ def report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     response = HttpResponse(export(run.result, fmt, figures=run.figures), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-{profile}.{extension}"'
     return response
-
-

@@ -3,6 +3,7 @@
 Pure functions over plain values (the task's expected ids, the posted strings), so the
 htmx view and the REST API reject malformed answers with the same message.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -49,9 +50,7 @@ def display_order(*, participant_id: int, task_id: int, response_ids: list[int])
     return order
 
 
-def parse_ranking(
-    values: list[str], *, expected: list[int], with_bar: bool, shown: list[int]
-) -> Answer:
+def parse_ranking(values: list[str], *, expected: list[int], with_bar: bool, shown: list[int]) -> Answer:
     """Check a posted ranking (ids best first, maybe with the bar) against the task."""
     ids: list[int] = []
     bar_at: int | None = None

@@ -2,6 +2,7 @@
 
 Thin views: InputSerializer -> the same service the researcher pages call -> OutputSerializer.
 """
+
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
@@ -40,13 +41,19 @@ class StudyListCreateApi(APIView):
     @extend_schema(operation_id="studies_list", responses=s.StudySerializer(many=True))
     def get(self, request: Request) -> ApiResponse:
         paginator = PageNumberPagination()
-        page = paginator.paginate_queryset(Study.objects.manageable_by(request.user).order_by("slug"), request, view=self)
+        page = paginator.paginate_queryset(
+            Study.objects.manageable_by(request.user).order_by("slug"), request, view=self
+        )
         return paginator.get_paginated_response(s.StudySerializer(page, many=True).data)
 
     @extend_schema(
-        operation_id="studies_create", request=s.StudyCreateInput,
-        responses={201: s.StudySerializer, 404: OpenApiResponse(DetailError, description="from_study is not a study you manage."),
-                   422: _unprocessable("The slug is taken, or a number is out of range.")},
+        operation_id="studies_create",
+        request=s.StudyCreateInput,
+        responses={
+            201: s.StudySerializer,
+            404: OpenApiResponse(DetailError, description="from_study is not a study you manage."),
+            422: _unprocessable("The slug is taken, or a number is out of range."),
+        },
     )
     def post(self, request: Request) -> ApiResponse:
         data = s.StudyCreateInput(data=request.data)
@@ -70,9 +77,14 @@ class StudyDetailApi(APIView):
 class StudyGenerateBatchesApi(APIView):
     @extend_schema(
         request=s.GenerateInput,
-        responses={201: s.GenerateOutput, 404: NOT_FOUND,
-                   422: _unprocessable("The design cannot be made: the condition already has batches, "
-                                       "content is missing, or cobbler_design_dir is refused.")},
+        responses={
+            201: s.GenerateOutput,
+            404: NOT_FOUND,
+            422: _unprocessable(
+                "The design cannot be made: the condition already has batches, "
+                "content is missing, or cobbler_design_dir is refused."
+            ),
+        },
     )
     def post(self, request: Request, slug: str) -> ApiResponse:
         study = _study(request, slug)
@@ -81,8 +93,11 @@ class StudyGenerateBatchesApi(APIView):
         d = data.validated_data
         try:
             batches = services.generate_design(
-                study=study, condition=d["condition"], seed=d.get("seed"),
-                pairs_per_batch=d.get("pairs_per_batch") or 15, cobbler_design_dir=d.get("cobbler_design_dir") or "",
+                study=study,
+                condition=d["condition"],
+                seed=d.get("seed"),
+                pairs_per_batch=d.get("pairs_per_batch") or 15,
+                cobbler_design_dir=d.get("cobbler_design_dir") or "",
             )
         except ValidationError as e:
             return _invalid(e)
@@ -103,8 +118,15 @@ class StudySubmissionsApi(APIView):
     pagination_class = PageNumberPagination
 
     @extend_schema(
-        parameters=[OpenApiParameter("export", str, enum=["csv"], required=False,
-                                     description="csv: the whole export as one CSV file (no pagination).")],
+        parameters=[
+            OpenApiParameter(
+                "export",
+                str,
+                enum=["csv"],
+                required=False,
+                description="csv: the whole export as one CSV file (no pagination).",
+            )
+        ],
         responses={
             (200, "application/json"): s.SubmissionRowSerializer(many=True),
             (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="With ?export=csv: every row, as CSV."),
@@ -134,13 +156,17 @@ class StudyAssignmentsApi(APIView):
 class AssignmentReviewApi(APIView):
     @extend_schema(
         request=s.ReviewInput,
-        responses={200: s.AssignmentSerializer, 404: NOT_FOUND,
-                   422: _unprocessable("Only submitted work can be reviewed.")},
+        responses={
+            200: s.AssignmentSerializer,
+            404: NOT_FOUND,
+            422: _unprocessable("Only submitted work can be reviewed."),
+        },
     )
     def post(self, request: Request, pk: int) -> ApiResponse:
         assignment = get_object_or_404(
             Assignment.objects.select_related("participant", "batch__study"),
-            pk=pk, batch__study__in=Study.objects.manageable_by(request.user),
+            pk=pk,
+            batch__study__in=Study.objects.manageable_by(request.user),
         )
         data = s.ReviewInput(data=request.data)
         data.is_valid(raise_exception=True)

@@ -24,7 +24,9 @@ class StudyCreateForm(forms.Form):
     name = forms.CharField(max_length=200)
     slug = forms.SlugField(max_length=64)
     from_study = forms.ModelChoiceField(
-        queryset=Study.objects.none(), required=False, to_field_name="slug",
+        queryset=Study.objects.none(),
+        required=False,
+        to_field_name="slug",
         help_text="Copy instructions, candidates and responses from an imported study or the demo.",
     )
     overlap = forms.IntegerField(min_value=1, max_value=50, initial=3)
@@ -46,9 +48,10 @@ class GenerateBatchesForm(forms.Form):
     # An upload, not a server path: the page never opens files on the server
     # (`manage.py generate_batches --cobbler-design DIR` still takes a directory).
     cobbler_design = forms.FileField(
-        required=False, label="CoBBLEr design file",
+        required=False,
+        label="CoBBLEr design file",
         help_text="Optional: upload human_annotation_gt_formatted.json (human/batches/model_annotations/ of the "
-                  "CoBBLEr data) to reproduce the original 750-task design instead of a fresh one.",
+        "CoBBLEr data) to reproduce the original 750-task design instead of a fresh one.",
     )
 
     def clean_cobbler_design(self) -> list[dict[str, str]] | None:
@@ -89,28 +92,31 @@ class StudySettingsForm(forms.ModelForm):
     """Task types and quality control of a study (docs/methods.md "Crowd quality")."""
 
     surveys = JSONTextField(
-        validate_json=validate_surveys, label="Surveys (JSON)",
+        validate_json=validate_surveys,
+        label="Surveys (JSON)",
         help_text='Optional pre- and post-study questions: {"pre": [{"id": "age", "text": "Your age?", '
-                  '"kind": "text"}], "post": [...]}; kinds text, choice (with "choices") and scale.',
+        '"kind": "text"}], "post": [...]}; kinds text, choice (with "choices") and scale.',
     )
     quality_rules = JSONTextField(
-        validate_json=validate_rules, label="Quality rule overrides (JSON)",
-        help_text="Optional thresholds of the quality flags, e.g. {\"min_median_seconds\": 6}. Defaults: "
-                  + ", ".join(f"{k} {v}" for k, v in DEFAULT_RULES.items()) + ".",
+        validate_json=validate_rules,
+        label="Quality rule overrides (JSON)",
+        help_text='Optional thresholds of the quality flags, e.g. {"min_median_seconds": 6}. Defaults: '
+        + ", ".join(f"{k} {v}" for k, v in DEFAULT_RULES.items())
+        + ".",
     )
 
     class Meta:
         model = Study
         fields = ("allow_ties", "rationale", "attention_check_rate", "gold_rate", "surveys", "quality_rules")
         labels = {
-            "allow_ties": "Allow a tie (\"no preference\", key 0) on pairwise tasks",
+            "allow_ties": 'Allow a tie ("no preference", key 0) on pairwise tasks',
             "rationale": "Free-text rationale per task",
             "attention_check_rate": "Attention-check rate (share of each new batch's tasks, 0-0.5)",
             "gold_rate": "Gold-item rate (share of each new batch's tasks, 0-0.5)",
         }
         help_texts = {
             "attention_check_rate": "Instructed-response items and catch pairs, injected at seeded positions "
-                                    "when batches are generated.",
+            "when batches are generated.",
             "gold_rate": "Pairs with an expected answer (a pair's gold response), injected the same way.",
         }
 
@@ -144,24 +150,35 @@ class BulkReviewForm(ReviewDecisionForm):
 
 
 class ReviewFilterForm(forms.Form):
-    state = forms.ChoiceField(choices=[(s, s.capitalize()) for s in REVIEW_STATES], required=False, label="Review state")
+    state = forms.ChoiceField(
+        choices=[(s, s.capitalize()) for s in REVIEW_STATES], required=False, label="Review state"
+    )
     flag = forms.ChoiceField(required=False, label="Quality flag")
     sort = forms.ChoiceField(choices=list(REVIEW_SORTS.items()), required=False, label="Sort")
 
     def __init__(self, *args: object, flags: list[tuple[str, str]], **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["flag"].choices = [("", "Any or none"), (ANY_FLAG, "Flagged (any flag)"),
-                                       (NO_FLAG, "Not flagged"), *flags]
+        self.fields["flag"].choices = [
+            ("", "Any or none"),
+            (ANY_FLAG, "Flagged (any flag)"),
+            (NO_FLAG, "Not flagged"),
+            *flags,
+        ]
 
     def filters(self) -> dict[str, str]:
         """The valid filters; a tampered value falls back to the default instead of an error page."""
         data = self.cleaned_data if self.is_valid() else {}
-        return {"state": data.get("state") or "all", "flag": data.get("flag") or "", "sort": data.get("sort") or "flags"}
+        return {
+            "state": data.get("state") or "all",
+            "flag": data.get("flag") or "",
+            "sort": data.get("sort") or "flags",
+        }
 
 
 class LookupForm(forms.Form):
     # Not a GET parameter: the id would land in server logs and browser history.
     platform_id = forms.CharField(
-        max_length=200, label="Prolific ID, MTurk worker id or participant code",
+        max_length=200,
+        label="Prolific ID, MTurk worker id or participant code",
         widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
     )

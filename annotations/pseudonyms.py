@@ -1,4 +1,5 @@
 """Crowd-platform ids are personal data: we keep only keyed hashes of them."""
+
 from __future__ import annotations
 
 import hashlib

@@ -10,9 +10,19 @@ class StudySerializer(serializers.ModelSerializer):
     class Meta:
         model = Study
         fields = (
-            "slug", "name", "description", "source", "overlap", "bandwagon_percent", "lease_minutes",
-            "qualification_attempts_allowed", "code_completed", "code_failed_qualification",
-            "code_timed_out", "prolific_redirect", "created_at",
+            "slug",
+            "name",
+            "description",
+            "source",
+            "overlap",
+            "bandwagon_percent",
+            "lease_minutes",
+            "qualification_attempts_allowed",
+            "code_completed",
+            "code_failed_qualification",
+            "code_timed_out",
+            "prolific_redirect",
+            "created_at",
         )
         read_only_fields = fields
 
@@ -94,10 +104,14 @@ class SubmissionRowSerializer(serializers.Serializer):
     time_on_task_ms = serializers.IntegerField(allow_null=True)
     server_time_ms = serializers.IntegerField(allow_null=True)
     created_at = serializers.DateTimeField()
-    review_reason = serializers.CharField(help_text="Why the work was rejected (annotations.models.RejectReason), or empty.")
+    review_reason = serializers.CharField(
+        help_text="Why the work was rejected (annotations.models.RejectReason), or empty."
+    )
     review_note = serializers.CharField()
     reviewed_at = serializers.DateTimeField(allow_null=True)
-    flags = serializers.JSONField(help_text='Quality flags computed on submit: [{"code", "label", "value", "threshold"}].')
+    flags = serializers.JSONField(
+        help_text='Quality flags computed on submit: [{"code", "label", "value", "threshold"}].'
+    )
     rationale = serializers.CharField(help_text="The worker's free-text reason, where the study asks for one.")
     untouched = serializers.BooleanField(help_text="A ranking submitted exactly as first shown.")
     survey = serializers.JSONField(help_text='The worker\'s survey answers: {"pre": {...}, "post": {...}}.')
@@ -114,10 +128,24 @@ class ReviewInput(serializers.Serializer):
 class AssignmentSerializer(serializers.ModelSerializer):
     participant = serializers.CharField(source="participant.label")
     batch = serializers.IntegerField(source="batch_id")
-    review_reason = serializers.CharField(read_only=True, help_text="Why the work was rejected (RejectReason), or empty.")
+    review_reason = serializers.CharField(
+        read_only=True, help_text="Why the work was rejected (RejectReason), or empty."
+    )
 
     class Meta:
         model = Assignment
-        fields = ("id", "batch", "participant", "status", "review", "review_note", "started_at", "submitted_at", "work_seconds",
-                  "review_reason", "reviewed_at", "flags")
+        fields = (
+            "id",
+            "batch",
+            "participant",
+            "status",
+            "review",
+            "review_note",
+            "started_at",
+            "submitted_at",
+            "work_seconds",
+            "review_reason",
+            "reviewed_at",
+            "flags",
+        )
         read_only_fields = fields

@@ -2,6 +2,7 @@
 
 Texts only, never the task's role: a check task must look like any other task on the page.
 """
+
 from __future__ import annotations
 
 from annotations.models import Condition, Study, Task

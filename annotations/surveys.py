@@ -7,6 +7,7 @@ A study's ``surveys`` is ``{"pre": [question, ...], "post": [question, ...]}``; 
 claimed and before its first task, the post-study survey after the last task and before the
 completion code.
 """
+
 from __future__ import annotations
 
 import logging
@@ -52,7 +53,9 @@ def _validate_question(raw: object, where: str) -> dict:
         raise ValidationError(f"{where}: unknown key(s) {', '.join(unknown)} for a {kind} question.")
     qid, text, required = raw.get("id"), raw.get("text"), raw.get("required", False)
     if not isinstance(qid, str) or not _ID_RE.match(qid):
-        raise ValidationError(f"{where}: id must be 1-40 lower-case letters, digits, _ or -, starting with a letter or digit.")
+        raise ValidationError(
+            f"{where}: id must be 1-40 lower-case letters, digits, _ or -, starting with a letter or digit."
+        )
     if not isinstance(text, str) or not text.strip() or len(text) > MAX_TEXT_CHARS:
         raise ValidationError(f"{where} ({qid}): text must be 1-{MAX_TEXT_CHARS} characters.")
     if not isinstance(required, bool):
@@ -73,7 +76,9 @@ def _validate_question(raw: object, where: str) -> dict:
         if not _is_int(low) or not _is_int(high) or not low < high:
             raise ValidationError(f"{where} ({qid}): a scale needs whole numbers min < max.")
         if high - low + 1 > MAX_SCALE_POINTS:
-            raise ValidationError(f"{where} ({qid}): a scale may have at most {MAX_SCALE_POINTS} points (got {high - low + 1}).")
+            raise ValidationError(
+                f"{where} ({qid}): a scale may have at most {MAX_SCALE_POINTS} points (got {high - low + 1})."
+            )
         question["min"], question["max"] = low, high
     return question
 

@@ -7,6 +7,7 @@ worker's own assignmentId and submit host ride along (they are in the worker's H
 already, and the completion page must post them back to MTurk); the server stores
 neither.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -51,7 +52,12 @@ class WorkerIdentity:
 
 
 def remember_worker(
-    response: HttpResponse, *, study: Study, participant: Participant, session_hash: str, mturk: MTurkReturn | None = None
+    response: HttpResponse,
+    *,
+    study: Study,
+    participant: Participant,
+    session_hash: str,
+    mturk: MTurkReturn | None = None,
 ) -> None:
     value = f"{participant.pk}:{session_hash}"
     if mturk is not None:

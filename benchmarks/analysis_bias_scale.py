@@ -10,6 +10,7 @@ maximum resident set size (``resource.getrusage``), read after each size; sizes 
 increasing order, so the last reading is the peak of the largest run.
 Writes ``benchmarks/results/analysis_bias_scale.json``.
 """
+
 from __future__ import annotations
 
 import json
@@ -36,15 +37,21 @@ def synthetic_judgments(n: int, *, seed: int = 0) -> pd.DataFrame:
     condition = np.array(["order", "bandwagon", "attentional"])[rng.integers(0, 3, pairs)]
     a = rng.integers(0, 14, pairs)
     b = a + 1 + rng.integers(0, 14 - a)
-    base = pd.DataFrame({
-        "judge": pd.Categorical([f"judge-{j}" for j in range(20)])[judge],
-        "self_key": np.where(judge < 15, np.array(KEYS)[np.minimum(judge, 14)], ""),
-        "job": 1, "instruction": rng.integers(0, 50, pairs), "pair": np.arange(pairs),
-        "cand_a": np.array(KEYS)[a], "cand_b": np.array(KEYS)[b],
-        "len_a": rng.integers(20, 800, pairs), "len_b": rng.integers(20, 800, pairs),
-        "condition": condition,
-        "random_arrangement": rng.random(pairs) < 0.5,
-    })
+    base = pd.DataFrame(
+        {
+            "judge": pd.Categorical([f"judge-{j}" for j in range(20)])[judge],
+            "self_key": np.where(judge < 15, np.array(KEYS)[np.minimum(judge, 14)], ""),
+            "job": 1,
+            "instruction": rng.integers(0, 50, pairs),
+            "pair": np.arange(pairs),
+            "cand_a": np.array(KEYS)[a],
+            "cand_b": np.array(KEYS)[b],
+            "len_a": rng.integers(20, 800, pairs),
+            "len_b": rng.integers(20, 800, pairs),
+            "condition": condition,
+            "random_arrangement": rng.random(pairs) < 0.5,
+        }
+    )
     frames = []
     for pres in (1, 2):
         f = base.assign(presentation=pres)
@@ -74,14 +81,24 @@ def main() -> int:
             rows = finish_rows(observed, random, correction=profile.correction)
             elapsed = time.perf_counter() - started
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
-            runs.append({"profile": profile_name, "judgments": len(frame), "seconds": round(elapsed, 3),
-                         "rows": len(rows), "peak_rss_bytes": peak})
+            runs.append(
+                {
+                    "profile": profile_name,
+                    "judgments": len(frame),
+                    "seconds": round(elapsed, 3),
+                    "rows": len(rows),
+                    "peak_rss_bytes": peak,
+                }
+            )
             print(runs[-1], flush=True)
     largest = runs[-1]
     result = {
         "benchmark": "bias table over synthetic judgments",
-        "machine": platform.machine(), "cpus": os.cpu_count(), "runs": runs,
-        "target_s": LIMIT_SECONDS, "target_peak_bytes": LIMIT_BYTES,
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "runs": runs,
+        "target_s": LIMIT_SECONDS,
+        "target_peak_bytes": LIMIT_BYTES,
         "passed": largest["seconds"] < LIMIT_SECONDS and largest["peak_rss_bytes"] < LIMIT_BYTES,
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

@@ -7,6 +7,7 @@ data into a scratch SQLite database under ``var/bench-analysis/`` (or the databa
 ``benchmarks/results/analysis_paper_report.json``. The import itself is not timed here
 (see benchmarks/import_cobbler.py).
 """
+
 from __future__ import annotations
 
 import json
@@ -56,7 +57,12 @@ def main() -> int:
     sections: dict[str, dict[str, float]] = {}
     for profile_name in ("cobbler-paper", "default"):
         profile = get_profile(profile_name)
-        for name, module in (("bias", bias), ("agreement", agreement), ("length_control", length_control), ("paper", paper)):
+        for name, module in (
+            ("bias", bias),
+            ("agreement", agreement),
+            ("length_control", length_control),
+            ("paper", paper),
+        ):
             if name == "paper" and profile_name != "cobbler-paper":
                 continue  # build_report fills the paper section only under cobbler-paper
             started = time.perf_counter()
@@ -65,10 +71,14 @@ def main() -> int:
     result = {
         "benchmark": "cobbler-paper report from the database",
         "database": connection.vendor,
-        "machine": platform.machine(), "cpus": os.cpu_count(),
-        "total_s": [round(t, 3) for t in totals], "best_s": round(min(totals), 3),
-        "default_total_s": [round(t, 3) for t in default_totals], "default_best_s": round(min(default_totals), 3),
-        "sections_s": sections, "target_s": LIMIT_SECONDS,
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "total_s": [round(t, 3) for t in totals],
+        "best_s": round(min(totals), 3),
+        "default_total_s": [round(t, 3) for t in default_totals],
+        "default_best_s": round(min(default_totals), 3),
+        "sections_s": sections,
+        "target_s": LIMIT_SECONDS,
         "rows": {"bias": len(report["bias"]), "agreement": len(report["agreement"])},
         "rbo_human_machine_v1": report["paper"].get("rbo_human_machine_v1"),
         "passed": min(totals) < LIMIT_SECONDS and min(default_totals) < LIMIT_SECONDS,

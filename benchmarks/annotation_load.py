@@ -18,6 +18,7 @@ What it does:
    has more live workers than its overlap; writes benchmarks/results/annotation_load.json.
 Target: p95 < 150 ms for load and submit, zero errors, zero lost or duplicated answers.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -82,7 +83,8 @@ def _build_study(batches: int) -> dict[int, str]:
     )
     Response.objects.bulk_create(
         Response(instruction=ins, candidate=c, text=f"Answer of {c.key} to {ins.index}. " * 20)
-        for ins in instructions for c in cands
+        for ins in instructions
+        for c in cands
     )
     services.generate_batches(study=study, condition="bandwagon", seed=1, pairs_per_batch=15)
     return {item.pk: item.gold for item in QualificationItem.for_study(study)}
@@ -143,8 +145,13 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def _summary(values: list[float]) -> dict:
-    return {"n": len(values), "p50_ms": _pct(values, 0.50), "p95_ms": _pct(values, 0.95),
-            "p99_ms": _pct(values, 0.99), "mean_ms": round(1000 * statistics.fmean(values), 1) if values else None}
+    return {
+        "n": len(values),
+        "p50_ms": _pct(values, 0.50),
+        "p95_ms": _pct(values, 0.95),
+        "p99_ms": _pct(values, 0.99),
+        "mean_ms": round(1000 * statistics.fmean(values), 1) if values else None,
+    }
 
 
 def _verify(workers: int) -> dict:
@@ -152,10 +159,13 @@ def _verify(workers: int) -> dict:
 
     from annotations.models import Assignment, Batch, Submission
 
-    per_assignment = list(Assignment.objects.filter(batch__study__slug=SLUG).annotate(n=Count("submissions")).values_list("n", flat=True))
+    per_assignment = list(
+        Assignment.objects.filter(batch__study__slug=SLUG).annotate(n=Count("submissions")).values_list("n", flat=True)
+    )
     duplicates = Submission.objects.values("assignment", "task").annotate(n=Count("pk")).filter(n__gt=1).count()
     over = [
-        b.pk for b in Batch.objects.filter(study__slug=SLUG)
+        b.pk
+        for b in Batch.objects.filter(study__slug=SLUG)
         if Assignment.objects.live().filter(batch=b).count() > b.target_overlap
     ]
     return {
@@ -183,13 +193,33 @@ def main() -> int:
     _setup_django(database_url)
     gold = _build_study(args.batches)
     port = _free_port()
-    env = {**os.environ, "DATABASE_URL": database_url, "DEBUG": "0", "SECRET_KEY": "bench-" + "x" * 40,
-           "ALLOWED_HOSTS": "127.0.0.1", "LOG_LEVEL": "WARNING"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "DEBUG": "0",
+        "SECRET_KEY": "bench-" + "x" * 40,
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "LOG_LEVEL": "WARNING",
+    }
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "cobbler_site.wsgi", "--bind", f"127.0.0.1:{port}",
-         "--worker-class", "gthread", "--workers", str(args.gunicorn_workers), "--threads", str(args.threads),
-         "--log-level", "warning"],
-        cwd=ROOT, env=env,
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "cobbler_site.wsgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--worker-class",
+            "gthread",
+            "--workers",
+            str(args.gunicorn_workers),
+            "--threads",
+            str(args.threads),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -218,10 +248,15 @@ def main() -> int:
     result = {
         "benchmark": "annotation_load",
         "conditions": {
-            "workers": args.workers, "batches": args.batches, "tasks_per_batch": 30, "overlap": 3,
+            "workers": args.workers,
+            "batches": args.batches,
+            "tasks_per_batch": 30,
+            "overlap": 3,
             "server": f"gunicorn gthread {args.gunicorn_workers}x{args.threads}, DEBUG off, PostgreSQL",
-            "cpus": os.cpu_count(), "python": platform.python_version(),
-            "load_average_at_end": os.getloadavg(), "client": "threads + httpx, same machine",
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "load_average_at_end": os.getloadavg(),
+            "client": "threads + httpx, same machine",
             "think_ms_mean": args.think_ms,
         },
         "wall_seconds": round(wall, 2),
@@ -235,8 +270,11 @@ def main() -> int:
         "target_p95_ms": 150,
     }
     result["correct"] = (
-        not errors and check["submissions"] == check["expected_submissions"] and not check["duplicate_answers"]
-        and not check["batches_over_overlap"] and not check["assignments_not_30"]
+        not errors
+        and check["submissions"] == check["expected_submissions"]
+        and not check["duplicate_answers"]
+        and not check["batches_over_overlap"]
+        and not check["assignments_not_30"]
     )
     result["meets_p95_target"] = max(result["task_load"]["p95_ms"], result["submit"]["p95_ms"]) < 150
     result["ok"] = result["correct"] and result["meets_p95_target"]

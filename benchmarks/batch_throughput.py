@@ -19,6 +19,7 @@ summed over batches from the provider's completion being seen to the rows being 
 and the cost at the batch price against the same tokens at the synchronous price.
 Results go to benchmarks/results/batch_throughput.json.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,24 +49,51 @@ def run(*, n: int, delay_s: float, poll_s: float) -> dict:
     from judging.models import BatchRun, Judge
 
     port = _free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "SIMULATOR_BATCH_DELAY_S": str(delay_s),
-           "BATCH_POLL_SECONDS": str(poll_s)}
+    env = {
+        **os.environ,
+        "PYTHONUNBUFFERED": "1",
+        "SIMULATOR_BATCH_DELAY_S": str(delay_s),
+        "BATCH_POLL_SECONDS": str(poll_s),
+    }
     log = ROOT / "test-artifacts" / "bench-batch-throughput.log"
     log.parent.mkdir(exist_ok=True)
     sim = _start_procs([[sys.executable, "manage.py", "run_simulator", "--port", str(port)]], env, log)
     with app.connection_for_write() as conn:
         conn.default_channel.queue_purge("llm")
-    worker_cmd = [sys.executable, "-m", "celery", "-A", "cobbler_site", "worker", "-Q", "llm",
-                  "--pool", "threads", "--concurrency", "4", "--loglevel", "WARNING",
-                  "--without-gossip", "--without-mingle", "--without-heartbeat"]
+    worker_cmd = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "cobbler_site",
+        "worker",
+        "-Q",
+        "llm",
+        "--pool",
+        "threads",
+        "--concurrency",
+        "4",
+        "--loglevel",
+        "WARNING",
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    ]
     procs = _start_procs([worker_cmd], env, log)
     time.sleep(4)  # let the worker import Django and connect before the clock starts
     wait_listening(port)
     study = _build_study(n)
     judge = Judge.objects.create(
-        name=f"bench-batch-{uuid.uuid4().hex[:8]}", kind="openai", base_url=f"http://127.0.0.1:{port}/v1",
-        model=f"sim:seed={uuid.uuid4().int % 10**6}", max_concurrency=8, requests_per_minute=0,
-        request_timeout=60, price_in_per_1k=Decimal("0.0005"), price_out_per_1k=Decimal("0.0015"))
+        name=f"bench-batch-{uuid.uuid4().hex[:8]}",
+        kind="openai",
+        base_url=f"http://127.0.0.1:{port}/v1",
+        model=f"sim:seed={uuid.uuid4().int % 10**6}",
+        max_concurrency=8,
+        requests_per_minute=0,
+        request_timeout=60,
+        price_in_per_1k=Decimal("0.0005"),
+        price_out_per_1k=Decimal("0.0015"),
+    )
     cpu_before = sum(_cpu_seconds(p.pid) for p in procs)
     start = time.monotonic()
     started_at = time.time()
@@ -82,16 +110,23 @@ def run(*, n: int, delay_s: float, poll_s: float) -> dict:
     rows = list(job.judgments.values_list("tokens_in", "tokens_out"))
     sync_cost = sum(judge.price(tin, tout) for tin, tout in rows)
     result = {
-        "judgments": job.done, "failed": job.failed, "status": job.status, "calls": job.calls,
-        "batches": len(runs), "lines_per_batch": [r.request_count for r in runs],
-        "provider_delay_s": delay_s, "poll_s": poll_s,
-        "seconds": round(elapsed, 2), "judgments_per_s": round(job.done / elapsed, 1),
+        "judgments": job.done,
+        "failed": job.failed,
+        "status": job.status,
+        "calls": job.calls,
+        "batches": len(runs),
+        "lines_per_batch": [r.request_count for r in runs],
+        "provider_delay_s": delay_s,
+        "poll_s": poll_s,
+        "seconds": round(elapsed, 2),
+        "judgments_per_s": round(job.done / elapsed, 1),
         "submit_seconds": round(last_submit, 2),
         # From the poll that saw the provider done (collected_at - one poll interval at most)
         # to stored: an upper bound per batch, summed.
         "collect_seconds_upper": round(sum((r.collected_at - r.last_polled_at).total_seconds() for r in runs), 2),
         "worker_cpu_ms_per_judgment": round(1000 * cpu / max(job.done, 1), 3),
-        "cost_usd": str(job.cost_usd), "same_tokens_sync_cost_usd": str(sync_cost.quantize(Decimal("0.000001"))),
+        "cost_usd": str(job.cost_usd),
+        "same_tokens_sync_cost_usd": str(sync_cost.quantize(Decimal("0.000001"))),
         "cost_ratio": round(float(job.cost_usd / sync_cost), 4) if sync_cost else None,
     }
     study.delete()
@@ -111,8 +146,11 @@ def main() -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    result = {"benchmark": "batch_throughput", "n_requested": args.n,
-              "run": run(n=args.n, delay_s=args.delay_s, poll_s=args.poll_s)}
+    result = {
+        "benchmark": "batch_throughput",
+        "n_requested": args.n,
+        "run": run(n=args.n, delay_s=args.delay_s, poll_s=args.poll_s),
+    }
     print(json.dumps(result["run"]), flush=True)
     out = ROOT / "benchmarks" / "results" / "batch_throughput.json"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -21,6 +21,7 @@ Figures: `answers_per_s` over the whole job (pairs included), the share of the s
 ideal, the worker's CPU ms per answer, and the batch job's cost against the same tokens at the
 synchronous price. Results go to benchmarks/results/generation_throughput.json.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,12 +44,14 @@ def _build_study(n: int):
 
     study = Study.objects.create(slug=f"bench-gen-{uuid.uuid4().hex[:8]}", name="Generation benchmark")
     cands = Candidate.objects.bulk_create(
-        [Candidate(study=study, key=f"m{i}", position=i) for i in range(OTHER_CANDIDATES)])
+        [Candidate(study=study, key=f"m{i}", position=i) for i in range(OTHER_CANDIDATES)]
+    )
     instructions = Instruction.objects.bulk_create(
-        [Instruction(study=study, index=i, text=f"Explain idea number {i} in a few sentences.")
-         for i in range(n)])
-    Response.objects.bulk_create([Response(instruction=ins, candidate=c, text=f"{c.key} on {ins.index}.")
-                                  for ins in instructions for c in cands])
+        [Instruction(study=study, index=i, text=f"Explain idea number {i} in a few sentences.") for i in range(n)]
+    )
+    Response.objects.bulk_create(
+        [Response(instruction=ins, candidate=c, text=f"{c.key} on {ins.index}.") for ins in instructions for c in cands]
+    )
     return study
 
 
@@ -57,8 +60,9 @@ def _run_job(*, study, model, mode: str, procs: list) -> dict:
 
     cpu_before = sum(_cpu_seconds(p.pid) for p in procs)
     start = time.monotonic()
-    job = start_generation_job(study=study, judge=model, params={"max_tokens": 64}, mode=mode,
-                               candidate_key=f"{model.name}-{mode}")
+    job = start_generation_job(
+        study=study, judge=model, params={"max_tokens": 64}, mode=mode, candidate_key=f"{model.name}-{mode}"
+    )
     while not (job.is_finished and (job.status != "completed" or is_finalised(job))):
         time.sleep(0.2)
         job.refresh_from_db()
@@ -67,8 +71,13 @@ def _run_job(*, study, model, mode: str, procs: list) -> dict:
     rows = list(job.generations.values_list("tokens_in", "tokens_out"))
     sync_cost = sum(model.price(tin, tout) for tin, tout in rows)
     return {
-        "mode": mode, "status": job.status, "answers": job.done, "failed": job.failed,
-        "calls": job.calls, "pairs_created": job.pairs_created, "seconds": round(elapsed, 2),
+        "mode": mode,
+        "status": job.status,
+        "answers": job.done,
+        "failed": job.failed,
+        "calls": job.calls,
+        "pairs_created": job.pairs_created,
+        "seconds": round(elapsed, 2),
         "answers_per_s": round(job.done / elapsed, 1),
         "worker_cpu_ms_per_answer": round(1000 * cpu / max(job.done, 1), 3),
         "cost_usd": str(job.cost_usd),
@@ -81,17 +90,35 @@ def run(*, n: int, latency_ms: int, concurrency: int, delay_s: float) -> dict:
     from judging.models import Judge
 
     port = _free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "SIMULATOR_BATCH_DELAY_S": str(delay_s),
-           "BATCH_POLL_SECONDS": "0.5"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "SIMULATOR_BATCH_DELAY_S": str(delay_s), "BATCH_POLL_SECONDS": "0.5"}
     log = ROOT / "test-artifacts" / "bench-generation-throughput.log"
     log.parent.mkdir(exist_ok=True)
-    sim = _start_procs([[sys.executable, "manage.py", "run_simulator", "--port", str(port),
-                         "--max-concurrency", str(concurrency)]], env, log)
+    sim = _start_procs(
+        [[sys.executable, "manage.py", "run_simulator", "--port", str(port), "--max-concurrency", str(concurrency)]],
+        env,
+        log,
+    )
     with app.connection_for_write() as conn:
         conn.default_channel.queue_purge("llm")
-    worker_cmd = [sys.executable, "-m", "celery", "-A", "cobbler_site", "worker", "-Q", "llm,default",
-                  "--pool", "threads", "--concurrency", "4", "--loglevel", "WARNING",
-                  "--without-gossip", "--without-mingle", "--without-heartbeat"]
+    worker_cmd = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "cobbler_site",
+        "worker",
+        "-Q",
+        "llm,default",
+        "--pool",
+        "threads",
+        "--concurrency",
+        "4",
+        "--loglevel",
+        "WARNING",
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    ]
     procs = _start_procs([worker_cmd], env, log)
     time.sleep(4)  # let the worker import Django and connect before the clock starts
     wait_listening(port)
@@ -99,10 +126,17 @@ def run(*, n: int, latency_ms: int, concurrency: int, delay_s: float) -> dict:
     for mode in ("sync", "batch"):
         study = _build_study(n)  # one study per mode: each job pairs with the same 4 candidates
         model = Judge.objects.create(
-            name=f"bench-gen-{uuid.uuid4().hex[:8]}", kind="openai", base_url=f"http://127.0.0.1:{port}/v1",
+            name=f"bench-gen-{uuid.uuid4().hex[:8]}",
+            kind="openai",
+            base_url=f"http://127.0.0.1:{port}/v1",
             model=f"sim:seed={uuid.uuid4().int % 10**6},latency_ms={latency_ms},answer_words=60",
-            max_concurrency=concurrency, requests_per_minute=0, request_timeout=60, transport="http",
-            price_in_per_1k=Decimal("0.0005"), price_out_per_1k=Decimal("0.0015"))
+            max_concurrency=concurrency,
+            requests_per_minute=0,
+            request_timeout=60,
+            transport="http",
+            price_in_per_1k=Decimal("0.0005"),
+            price_out_per_1k=Decimal("0.0015"),
+        )
         runs.append(_run_job(study=study, model=model, mode=mode, procs=procs))
         study.delete()
     _stop(procs + sim)
@@ -124,9 +158,14 @@ def main() -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    result = {"benchmark": "generation_throughput", "n_instructions": args.n, "latency_ms": args.latency_ms,
-              "concurrency": args.concurrency, "provider_delay_s": args.delay_s,
-              **run(n=args.n, latency_ms=args.latency_ms, concurrency=args.concurrency, delay_s=args.delay_s)}
+    result = {
+        "benchmark": "generation_throughput",
+        "n_instructions": args.n,
+        "latency_ms": args.latency_ms,
+        "concurrency": args.concurrency,
+        "provider_delay_s": args.delay_s,
+        **run(n=args.n, latency_ms=args.latency_ms, concurrency=args.concurrency, delay_s=args.delay_s),
+    }
     print(json.dumps(result), flush=True)
     out = ROOT / "benchmarks" / "results" / "generation_throughput.json"
     out.parent.mkdir(parents=True, exist_ok=True)

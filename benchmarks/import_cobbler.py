@@ -6,6 +6,7 @@ first import and a re-import (which must add no rows), writes
 ``benchmarks/results/import_cobbler.json`` and drops the database again.
 The server is taken from BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432).
 """
+
 from __future__ import annotations
 
 import io
@@ -62,8 +63,9 @@ def main() -> int:
         connections.close_all()
     finally:
         _admin(server, f"DROP DATABASE IF EXISTS {SCRATCH_DB} WITH (FORCE)")
-    counts = {line.split(": ")[0]: int(line.split(": ")[1].split()[0]) for line in first_out.splitlines()
-              if "(+" in line}
+    counts = {
+        line.split(": ")[0]: int(line.split(": ")[1].split()[0]) for line in first_out.splitlines() if "(+" in line
+    }
     result = {
         "benchmark": "import_cobbler",
         "database": "postgresql",
@@ -80,8 +82,10 @@ def main() -> int:
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")
     ok = first < LIMIT_SECONDS and second < LIMIT_SECONDS and result["reimport_added_rows"] == 0
-    print(f"import_cobbler on PostgreSQL: first {first:.1f}s, re-import {second:.1f}s for "
-          f"{result['total_rows']} rows (limit {LIMIT_SECONDS:.0f}s): {'OK' if ok else 'TOO SLOW'}")
+    print(
+        f"import_cobbler on PostgreSQL: first {first:.1f}s, re-import {second:.1f}s for "
+        f"{result['total_rows']} rows (limit {LIMIT_SECONDS:.0f}s): {'OK' if ok else 'TOO SLOW'}"
+    )
     return 0 if ok else 1
 
 

@@ -24,6 +24,7 @@ Figures: `judgments_per_s` counts from the call of start_judge_job (rows are wri
 in batches while workers already run) to COMPLETED; `setup_seconds` is how long that call took.
 Results go to benchmarks/results/judge_throughput.json. Target: >= 85% of the ideal.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -71,16 +72,20 @@ def _build_study(n: int):
     from annotations.models import Candidate, Instruction, Pair, Response, Study
 
     study = Study.objects.create(slug=f"bench-{uuid.uuid4().hex[:8]}", name="Throughput benchmark")
-    cands = Candidate.objects.bulk_create(
-        [Candidate(study=study, key=f"m{i:02d}", position=i) for i in range(15)])
+    cands = Candidate.objects.bulk_create([Candidate(study=study, key=f"m{i:02d}", position=i) for i in range(15)])
     for index in range(max(1, round(n / 210))):
-        ins = Instruction.objects.create(study=study, index=index, text=f"Question {index}?",
-                                         reference=f"Reference answer {index}.")
+        ins = Instruction.objects.create(
+            study=study, index=index, text=f"Question {index}?", reference=f"Reference answer {index}."
+        )
         responses = Response.objects.bulk_create(
-            [Response(instruction=ins, candidate=c, text=f"Answer of {c.key} to {index}. " * (1 + i % 4))
-             for i, c in enumerate(cands)])
-        Pair.objects.bulk_create([Pair(instruction=ins, response_a=a, response_b=b)
-                                  for a, b in itertools.combinations(responses, 2)])
+            [
+                Response(instruction=ins, candidate=c, text=f"Answer of {c.key} to {index}. " * (1 + i % 4))
+                for i, c in enumerate(cands)
+            ]
+        )
+        Pair.objects.bulk_create(
+            [Pair(instruction=ins, response_a=a, response_b=b) for a, b in itertools.combinations(responses, 2)]
+        )
     return study
 
 
@@ -108,22 +113,48 @@ def run_jobs(*, n: int, latency_ms: int, concurrency: int, workers: int, transpo
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     log = ROOT / "test-artifacts" / "bench-judge-throughput.log"
     log.parent.mkdir(exist_ok=True)
-    sim = _start_procs([[sys.executable, "manage.py", "run_simulator", "--port", str(port),
-                         "--max-concurrency", str(concurrency)]], env, log)
+    sim = _start_procs(
+        [[sys.executable, "manage.py", "run_simulator", "--port", str(port), "--max-concurrency", str(concurrency)]],
+        env,
+        log,
+    )
     with app.connection_for_write() as conn:
         conn.default_channel.queue_purge("llm")
-    worker_cmd = [sys.executable, "-m", "celery", "-A", "cobbler_site", "worker", "-Q", "llm",
-                  "--pool", "threads", "--concurrency", "6", "--loglevel", "WARNING",
-                  "--without-gossip", "--without-mingle", "--without-heartbeat"]
+    worker_cmd = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "cobbler_site",
+        "worker",
+        "-Q",
+        "llm",
+        "--pool",
+        "threads",
+        "--concurrency",
+        "6",
+        "--loglevel",
+        "WARNING",
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    ]
     procs = _start_procs([worker_cmd] * workers, env, log)
     time.sleep(4)  # let the workers import Django and connect before the clock starts
     wait_listening(port)
     study = _build_study(n)
     judge = Judge.objects.create(
-        name=f"bench-{uuid.uuid4().hex[:8]}", kind="openai", base_url=f"http://127.0.0.1:{port}/v1",
+        name=f"bench-{uuid.uuid4().hex[:8]}",
+        kind="openai",
+        base_url=f"http://127.0.0.1:{port}/v1",
         model=f"sim:latency_ms={latency_ms},seed={uuid.uuid4().int % 10**6}",
-        max_concurrency=concurrency // workers, requests_per_minute=0, request_timeout=30,
-        price_in_per_1k=Decimal("0.0005"), price_out_per_1k=Decimal("0.0015"), transport=transport)
+        max_concurrency=concurrency // workers,
+        requests_per_minute=0,
+        request_timeout=30,
+        price_in_per_1k=Decimal("0.0005"),
+        price_out_per_1k=Decimal("0.0015"),
+        transport=transport,
+    )
     cpu_before = sum(_cpu_seconds(p.pid) for p in procs)
     start = time.monotonic()
     job = services.start_judge_job(study=study, judge=judge, condition_names=["order"])
@@ -138,11 +169,18 @@ def run_jobs(*, n: int, latency_ms: int, concurrency: int, workers: int, transpo
     ideal = concurrency / (latency_ms / 1000)
     rate = job.done / elapsed
     result = {
-        "transport": transport, "workers": workers, "endpoint_concurrency": concurrency,
-        "latency_ms": latency_ms, "judgments": job.done, "failed": job.failed, "status": job.status,
-        "seconds": round(elapsed, 2), "setup_seconds": round(queued, 2),
-        "judgments_per_s": round(rate, 1), "ideal_per_s": ideal, "ratio_of_ideal": round(rate / ideal, 3),
-
+        "transport": transport,
+        "workers": workers,
+        "endpoint_concurrency": concurrency,
+        "latency_ms": latency_ms,
+        "judgments": job.done,
+        "failed": job.failed,
+        "status": job.status,
+        "seconds": round(elapsed, 2),
+        "setup_seconds": round(queued, 2),
+        "judgments_per_s": round(rate, 1),
+        "ideal_per_s": ideal,
+        "ratio_of_ideal": round(rate / ideal, 3),
         "worker_cpu_ms_per_judgment": round(1000 * cpu / max(job.done, 1), 3),
     }
     study.delete()
@@ -157,16 +195,24 @@ def run_baseline(*, n: int, latency_ms: int) -> dict:
     from judging import conditions, parsers
     from judging.models import Judge, Judgment
     from judging.services import start_judge_job
+
     # The simulator runs in its own process, so its CPU is not billed to the loop.
     port = _free_port()
-    sim = _start_procs([[sys.executable, "manage.py", "run_simulator", "--port", str(port)]],
-                       {**os.environ}, ROOT / "test-artifacts" / "bench-judge-throughput.log")
+    sim = _start_procs(
+        [[sys.executable, "manage.py", "run_simulator", "--port", str(port)]],
+        {**os.environ},
+        ROOT / "test-artifacts" / "bench-judge-throughput.log",
+    )
     base_url = f"http://127.0.0.1:{port}/v1"
     time.sleep(3)
     wait_listening(port)
     study = _build_study(max(n, 210))
-    judge = Judge.objects.create(name=f"bench-loop-{uuid.uuid4().hex[:6]}", kind="openai",
-                                 base_url=base_url, model=f"sim:latency_ms={latency_ms}")
+    judge = Judge.objects.create(
+        name=f"bench-loop-{uuid.uuid4().hex[:6]}",
+        kind="openai",
+        base_url=base_url,
+        model=f"sim:latency_ms={latency_ms}",
+    )
     from unittest import mock
 
     with mock.patch("judging.services.enqueue_pending"):  # the loop below does the work instead
@@ -175,21 +221,31 @@ def run_baseline(*, n: int, latency_ms: int) -> dict:
     rows = list(job.judgments.select_related("pair__instruction", "pair__response_a", "pair__response_b")[:n])
     cpu0, t0 = time.process_time(), time.monotonic()
     for j in rows:
-        prompt = conditions.render_for(version=job.prompt_version, condition=j.condition, pair=j.pair,
-                                       slot1_response_id=j.slot1_response_id, cue=j.cue)
+        prompt = conditions.render_for(
+            version=job.prompt_version,
+            condition=j.condition,
+            pair=j.pair,
+            slot1_response_id=j.slot1_response_id,
+            cue=j.cue,
+        )
         reply = client.chat.completions.create(model=judge.model, messages=prompt.messages)
         text = reply.choices[0].message.content
         choice = parsers.parse("robust", text, labels=prompt.answer_labels)
-        Judgment.objects.filter(pk=j.pk).update(status="done", raw_text=text, choice=choice or "",
-                                                valid=choice is not None)
+        Judgment.objects.filter(pk=j.pk).update(
+            status="done", raw_text=text, choice=choice or "", valid=choice is not None
+        )
     elapsed, cpu = time.monotonic() - t0, time.process_time() - cpu0
     _stop(sim)
     study.delete()
     judge.delete()
     rate = len(rows) / elapsed
-    return {"judgments": len(rows), "seconds": round(elapsed, 2), "judgments_per_s": round(rate, 2),
-            "ratio_of_ideal_160": round(rate / 160, 4),
-            "cpu_ms_per_judgment": round(1000 * cpu / len(rows), 3)}
+    return {
+        "judgments": len(rows),
+        "seconds": round(elapsed, 2),
+        "judgments_per_s": round(rate, 2),
+        "ratio_of_ideal_160": round(rate / 160, 4),
+        "cpu_ms_per_judgment": round(1000 * cpu / len(rows), 3),
+    }
 
 
 def main() -> None:
@@ -199,8 +255,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--baseline-n", type=int, default=100)
     parser.add_argument("--scaling", action="store_true", help="also run 2 workers at 2x concurrency")
-    parser.add_argument("--transports", default="openai,http",
-                        help="judge transports to measure: openai (the SDK) and/or http (lean)")
+    parser.add_argument(
+        "--transports", default="openai,http", help="judge transports to measure: openai (the SDK) and/or http (lean)"
+    )
     args = parser.parse_args()
     if not (os.environ.get("DATABASE_URL") and os.environ.get("REDIS_URL")):
         sys.exit("set DATABASE_URL (PostgreSQL) and REDIS_URL: the benchmark measures production mode")
@@ -210,13 +267,15 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     results: dict = {"benchmark": "judge_throughput", "n_requested": args.n, "runs": {}}
     for transport in filter(None, args.transports.split(",")):
-        one = run_jobs(n=args.n, latency_ms=args.latency_ms, concurrency=args.concurrency,
-                       workers=1, transport=transport)
+        one = run_jobs(
+            n=args.n, latency_ms=args.latency_ms, concurrency=args.concurrency, workers=1, transport=transport
+        )
         results["runs"][f"{transport}_one_worker"] = one
         print(json.dumps(one), flush=True)
         if args.scaling:
-            two = run_jobs(n=args.n, latency_ms=args.latency_ms, concurrency=2 * args.concurrency,
-                           workers=2, transport=transport)
+            two = run_jobs(
+                n=args.n, latency_ms=args.latency_ms, concurrency=2 * args.concurrency, workers=2, transport=transport
+            )
             two["scaling_factor"] = round(two["judgments_per_s"] / one["judgments_per_s"], 2)
             results["runs"][f"{transport}_two_workers"] = two
             print(json.dumps(two), flush=True)

@@ -12,6 +12,7 @@ exactly (None for an invalid answer). The ``paper`` parser is the authors' (cobb
 first 30 characters); its poor accuracy on chat styles is the expected, documented behaviour.
 Also times the robust parser per call. Writes ``benchmarks/results/parser_accuracy.json``.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,10 @@ RESULTS = ROOT / "benchmarks" / "results" / "parser_accuracy.json"
 # The pair every corpus row is read against (the texts only matter as echo strings).
 INSTRUCTION = "Explain the water cycle in two sentences."
 REFERENCE = "Water evaporates, condenses into clouds and falls back as precipitation."
-TEXTS = ("Water goes up into the sky and comes back down as rain.",
-         "Evaporation, condensation and precipitation together form the water cycle.")
+TEXTS = (
+    "Water goes up into the sky and comes back down as rain.",
+    "Evaporation, condensation and precipitation together form the water cycle.",
+)
 
 
 def load_corpus(path: Path = CORPUS) -> list[dict]:
@@ -37,17 +40,22 @@ def load_corpus(path: Path = CORPUS) -> list[dict]:
 
 
 def prompt_for(row: dict) -> prompts.RenderedPrompt:
-    rendered = prompts.render(version="v1", condition=row["condition"], instruction=INSTRUCTION,
-                              reference=REFERENCE, first_text=TEXTS[0], second_text=TEXTS[1],
-                              cue=row.get("cue") or {})
+    rendered = prompts.render(
+        version="v1",
+        condition=row["condition"],
+        instruction=INSTRUCTION,
+        reference=REFERENCE,
+        first_text=TEXTS[0],
+        second_text=TEXTS[1],
+        cue=row.get("cue") or {},
+    )
     assert list(rendered.answer_labels) == row["labels"], (row["id"], rendered.answer_labels)
     return rendered
 
 
 def parse_row(parser: str, row: dict) -> str | None:
     rendered = prompt_for(row)
-    return parsers.parse(parser, row["text"], labels=rendered.answer_labels,
-                         echo_strings=rendered.echo_strings)
+    return parsers.parse(parser, row["text"], labels=rendered.answer_labels, echo_strings=rendered.echo_strings)
 
 
 def per_style(parser: str, rows: list[dict]) -> dict[str, dict]:
@@ -75,9 +83,14 @@ def format_table(result: dict) -> str:
 
 def main() -> int:
     rows = load_corpus()
-    result: dict = {"benchmark": "parser_accuracy", "corpus": str(CORPUS.relative_to(ROOT)), "rows": len(rows),
-                    "styles": len({r["style"] for r in rows}), "prompt_version": "v1",
-                    "parsers": {name: per_style(name, rows) for name in ("robust", "paper")}}
+    result: dict = {
+        "benchmark": "parser_accuracy",
+        "corpus": str(CORPUS.relative_to(ROOT)),
+        "rows": len(rows),
+        "styles": len({r["style"] for r in rows}),
+        "prompt_version": "v1",
+        "parsers": {name: per_style(name, rows) for name in ("robust", "paper")},
+    }
     started, repeats = time.perf_counter(), 20
     for _ in range(repeats):
         for row in rows:

@@ -18,6 +18,7 @@ Figures, over the window from 10 s after the start to the last sample before the
 `limit_used` = answers per second / (rpm / 60) (target >= 0.95) and `rate_limited_fraction` =
 429s / requests received (target < 0.01). Results go to benchmarks/results/rate_limit_sharing.json.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,8 +41,11 @@ WARMUP_SECONDS = 10.0
 def _stats(port: int) -> dict:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/stats", timeout=5) as reply:
         data = json.load(reply)
-    return {"ok": data["statuses"].get("200", 0), "limited": data.get("rate_limited", 0),
-            "received": data["total_calls"]}
+    return {
+        "ok": data["statuses"].get("200", 0),
+        "limited": data.get("rate_limited", 0),
+        "received": data["total_calls"],
+    }
 
 
 def run(*, rpm: int, seconds: int, workers: int, latency_ms: int) -> dict:
@@ -51,13 +55,30 @@ def run(*, rpm: int, seconds: int, workers: int, latency_ms: int) -> dict:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     log = ROOT / "test-artifacts" / "bench-rate-limit-sharing.log"
     log.parent.mkdir(exist_ok=True)
-    sim = _start_procs([[sys.executable, "manage.py", "run_simulator", "--port", str(port),
-                         "--knobs", f"rpm={rpm}"]], env, log)
+    sim = _start_procs(
+        [[sys.executable, "manage.py", "run_simulator", "--port", str(port), "--knobs", f"rpm={rpm}"]], env, log
+    )
     with app.connection_for_write() as conn:
         conn.default_channel.queue_purge("llm")
-    worker_cmd = [sys.executable, "-m", "celery", "-A", "cobbler_site", "worker", "-Q", "llm",
-                  "--pool", "threads", "--concurrency", "6", "--loglevel", "WARNING",
-                  "--without-gossip", "--without-mingle", "--without-heartbeat"]
+    worker_cmd = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "cobbler_site",
+        "worker",
+        "-Q",
+        "llm",
+        "--pool",
+        "threads",
+        "--concurrency",
+        "6",
+        "--loglevel",
+        "WARNING",
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    ]
     procs = _start_procs([worker_cmd] * workers, env, log)
     try:
         return _measure(port, rpm=rpm, seconds=seconds, workers=workers, latency_ms=latency_ms)
@@ -78,10 +99,17 @@ def _measure(port: int, *, rpm: int, seconds: int, workers: int, latency_ms: int
             time.sleep(0.5)
     study = _build_study(rpm // 60 * seconds)
     judge = Judge.objects.create(
-        name=f"bench-rl-{uuid.uuid4().hex[:8]}", kind="openai", base_url=f"http://127.0.0.1:{port}/v1",
+        name=f"bench-rl-{uuid.uuid4().hex[:8]}",
+        kind="openai",
+        base_url=f"http://127.0.0.1:{port}/v1",
         model=f"sim:latency_ms={latency_ms},seed={uuid.uuid4().int % 10**6}",
-        max_concurrency=16, requests_per_minute=rpm, request_timeout=30, transport="http",
-        price_in_per_1k=Decimal("0.0005"), price_out_per_1k=Decimal("0.0015"))
+        max_concurrency=16,
+        requests_per_minute=rpm,
+        request_timeout=30,
+        transport="http",
+        price_in_per_1k=Decimal("0.0005"),
+        price_out_per_1k=Decimal("0.0015"),
+    )
     before = _stats(port)
     start = time.monotonic()
     job = services.start_judge_job(study=study, judge=judge, condition_names=["order"])
@@ -99,11 +127,18 @@ def _measure(port: int, *, rpm: int, seconds: int, workers: int, latency_ms: int
     limit_per_s = rpm / 60
     total = samples[-1][1] if samples else before
     return {
-        "rpm": rpm, "workers": workers, "latency_ms": latency_ms, "judgments": job.done,
-        "status": job.status, "seconds": round(elapsed, 2), "job_calls": job.calls,
+        "rpm": rpm,
+        "workers": workers,
+        "latency_ms": latency_ms,
+        "judgments": job.done,
+        "status": job.status,
+        "seconds": round(elapsed, 2),
+        "job_calls": job.calls,
         "simulator_received": total["received"] - before["received"],
-        "window_seconds": round(t1 - t0, 2), "answers_per_s": round(answered / max(t1 - t0, 1e-3), 2),
-        "limit_per_s": limit_per_s, "limit_used": round(answered / max(t1 - t0, 1e-3) / limit_per_s, 3),
+        "window_seconds": round(t1 - t0, 2),
+        "answers_per_s": round(answered / max(t1 - t0, 1e-3), 2),
+        "limit_per_s": limit_per_s,
+        "limit_used": round(answered / max(t1 - t0, 1e-3) / limit_per_s, 3),
         "rate_limited_fraction": round(limited / max(received, 1), 4),
         "rate_limited_total": total["limited"] - before["limited"],
     }
@@ -120,8 +155,10 @@ def main() -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    result = {"benchmark": "rate_limit_sharing",
-              **run(rpm=args.rpm, seconds=args.seconds, workers=args.workers, latency_ms=args.latency_ms)}
+    result = {
+        "benchmark": "rate_limit_sharing",
+        **run(rpm=args.rpm, seconds=args.seconds, workers=args.workers, latency_ms=args.latency_ms),
+    }
     result["targets"] = {"limit_used": ">= 0.95", "rate_limited_fraction": "< 0.01"}
     print(json.dumps(result), flush=True)
     out = ROOT / "benchmarks" / "results" / "rate_limit_sharing.json"

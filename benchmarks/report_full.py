@@ -7,6 +7,7 @@ formats (json, csv, html) < 15 s. Each run's ``passed`` says whether both hold. 
 of the process also pays the analysis imports (pandas; scipy.special); ``warmup_s`` is kept apart.
 Results go to benchmarks/results/report_full.json.
 """
+
 from __future__ import annotations
 
 import json
@@ -55,23 +56,39 @@ def synthetic_mtbench(slug: str, *, votes: int = 6000, seed: int = 1) -> object:
     study = Study.objects.create(slug=slug, name=slug, source="mtbench")
     cands = Candidate.objects.bulk_create([Candidate(study=study, key=m, position=i) for i, m in enumerate(MODELS)])
     instructions = Instruction.objects.bulk_create(
-        [Instruction(study=study, index=i, external_id=str(81 + i // 2), turn=1 + i % 2, text=f"q{i}") for i in range(160)]
+        [
+            Instruction(study=study, index=i, external_id=str(81 + i // 2), turn=1 + i % 2, text=f"q{i}")
+            for i in range(160)
+        ]
     )
-    responses = Response.objects.bulk_create([
-        Response(instruction=ins, candidate=c, text="w " * rng.randint(20, 400),
-                 conversation=[{"role": "assistant", "content": "w " * rng.randint(20, 400)}] * 2)
-        for ins in instructions for c in cands
-    ])
+    responses = Response.objects.bulk_create(
+        [
+            Response(
+                instruction=ins,
+                candidate=c,
+                text="w " * rng.randint(20, 400),
+                conversation=[{"role": "assistant", "content": "w " * rng.randint(20, 400)}] * 2,
+            )
+            for ins in instructions
+            for c in cands
+        ]
+    )
     by_key = {(r.instruction_id, r.candidate_id): r for r in responses}
-    pairs = Pair.objects.bulk_create([
-        Pair(instruction=ins, response_a=by_key[ins.pk, a.pk], response_b=by_key[ins.pk, b.pk])
-        for ins in instructions for i, a in enumerate(cands) for b in cands[i + 1:]
-    ])
+    pairs = Pair.objects.bulk_create(
+        [
+            Pair(instruction=ins, response_a=by_key[ins.pk, a.pk], response_b=by_key[ins.pk, b.pk])
+            for ins in instructions
+            for i, a in enumerate(cands)
+            for b in cands[i + 1 :]
+        ]
+    )
     quality = {c.pk: rng.random() for c in cands}
 
     def winner(pair: Pair) -> str:
         a, b = pair.response_a, pair.response_b
-        edge = quality[a.candidate_id] - quality[b.candidate_id] + (len(a.text) - len(b.text)) / 1500 + rng.gauss(0, 0.3)
+        edge = (
+            quality[a.candidate_id] - quality[b.candidate_id] + (len(a.text) - len(b.text)) / 1500 + rng.gauss(0, 0.3)
+        )
         return "T" if abs(edge) < 0.05 else ("A" if edge > 0 else "B")
 
     raters = Participant.objects.bulk_create(
@@ -85,22 +102,52 @@ def synthetic_mtbench(slug: str, *, votes: int = 6000, seed: int = 1) -> object:
     for n in range(votes):
         pair, k = rng.choice(pairs), n % 65
         flip = rng.random() < 0.5
-        tasks.append(Task(batch=batches[k], position=n, kind="pairwise", condition="plain",
-                          instruction_id=pair.instruction_id, pair=pair, presentation="ba" if flip else "ab"))
+        tasks.append(
+            Task(
+                batch=batches[k],
+                position=n,
+                kind="pairwise",
+                condition="plain",
+                instruction_id=pair.instruction_id,
+                pair=pair,
+                presentation="ba" if flip else "ab",
+            )
+        )
     Task.objects.bulk_create(tasks, batch_size=2000)
     for n, task in enumerate(tasks):
         w = winner(task.pair)
         shown = {"A": "B", "B": "A", "T": "T"}[w] if task.presentation == "ba" else w
-        subs.append(Submission(assignment=assignments[n % 65], task=task, choice=shown, idempotency_key=f"b{n}", source="import"))
+        subs.append(
+            Submission(
+                assignment=assignments[n % 65], task=task, choice=shown, idempotency_key=f"b{n}", source="import"
+            )
+        )
     Submission.objects.bulk_create(subs, batch_size=2000)
     judge = Judge.objects.create(name=f"gpt-4-{slug}", kind="imported")
     job = JudgeJob.objects.create(study=study, judge=judge, conditions=["plain"], status="completed")
-    Judgment.objects.bulk_create([
-        Judgment(job=job, pair=p, condition="plain", presentation=1, slot1_response=p.response_a, status="done",
-                 **({"valid": True, "choice": "first" if w == "A" else "second", "raw_text": "model_a" if w == "A" else "model_b"}
-                    if (w := winner(p)) != "T" else {"valid": False, "raw_text": "tie"}))
-        for p in pairs
-    ], batch_size=2000)
+    Judgment.objects.bulk_create(
+        [
+            Judgment(
+                job=job,
+                pair=p,
+                condition="plain",
+                presentation=1,
+                slot1_response=p.response_a,
+                status="done",
+                **(
+                    {
+                        "valid": True,
+                        "choice": "first" if w == "A" else "second",
+                        "raw_text": "model_a" if w == "A" else "model_b",
+                    }
+                    if (w := winner(p)) != "T"
+                    else {"valid": False, "raw_text": "tie"}
+                ),
+            )
+            for p in pairs
+        ],
+        batch_size=2000,
+    )
     return study
 
 
@@ -110,7 +157,9 @@ def time_full_report(study, profile: str) -> dict:
 
     stages: dict[str, float] = {}
     t0 = time.perf_counter()
-    report = compose_report(study=study, profile=profile, progress=lambda label, _f: stages.setdefault(label, time.perf_counter()))
+    report = compose_report(
+        study=study, profile=profile, progress=lambda label, _f: stages.setdefault(label, time.perf_counter())
+    )
     t1 = time.perf_counter()
     marks = [*stages.items(), ("manifest", t1)]
     # Seconds per section (build_report announces each section before computing it).
@@ -119,10 +168,17 @@ def time_full_report(study, profile: str) -> dict:
     sizes = {fmt: len(export(report, fmt, figures=figures)) for fmt in ("json", "csv", "html")}
     t2 = time.perf_counter()
     lc = report["length_control"]
-    return {"profile": profile, "compute_s": round(t1 - t0, 3), "plots_and_exports_s": round(t2 - t1, 3),
-            "total_s": round(t2 - t0, 3), "sections_s": breakdown, "bytes": sizes, "votes": lc.get("counts", {}).get("votes"),
-            "target_s": {"compute": COMPUTE_TARGET_S, "total": TOTAL_TARGET_S},
-            "passed": t1 - t0 < COMPUTE_TARGET_S and t2 - t0 < TOTAL_TARGET_S}
+    return {
+        "profile": profile,
+        "compute_s": round(t1 - t0, 3),
+        "plots_and_exports_s": round(t2 - t1, 3),
+        "total_s": round(t2 - t0, 3),
+        "sections_s": breakdown,
+        "bytes": sizes,
+        "votes": lc.get("counts", {}).get("votes"),
+        "target_s": {"compute": COMPUTE_TARGET_S, "total": TOTAL_TARGET_S},
+        "passed": t1 - t0 < COMPUTE_TARGET_S and t2 - t0 < TOTAL_TARGET_S,
+    }
 
 
 def main() -> None:

@@ -6,6 +6,7 @@ Needs PostgreSQL at BENCH_PG (default postgres://postgres@127.0.0.1:5432) and Re
 BENCH_REDIS (default redis://127.0.0.1:6379/11); the ../shared CoBBLEr data for the import
 and paper-report benchmarks.
 """
+
 from __future__ import annotations
 
 import os

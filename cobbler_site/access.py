@@ -12,6 +12,7 @@ the ``manageable_by(user)`` / ``usable_by(user)`` querysets of the models, all b
 - anyone else manages nothing (another researcher's private object is a 404, never a 403,
   so its existence is not revealed).
 """
+
 from __future__ import annotations
 
 import functools

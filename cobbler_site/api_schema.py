@@ -15,6 +15,7 @@ It also gives integer path parameters ``minimum: 0`` and ``slug`` ones the slug 
 
 tests/foundation/test_schemathesis.py checks the schema against a live server.
 """
+
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiResponse
@@ -32,9 +33,13 @@ class DetailError(serializers.Serializer):
 FIELD_ERRORS_SCHEMA = {
     "type": "object",
     "description": "Field name (or non_field_errors) -> its error messages; or detail for a body that does not parse.",
-    "additionalProperties": {"anyOf": [
-        {"type": "array", "items": {"type": "string"}}, {"type": "object"}, {"type": "string"},
-    ]},
+    "additionalProperties": {
+        "anyOf": [
+            {"type": "array", "items": {"type": "string"}},
+            {"type": "object"},
+            {"type": "string"},
+        ]
+    },
 }
 
 NOT_FOUND = OpenApiResponse(DetailError, description="No such object among those you manage.")
@@ -47,9 +52,14 @@ def _ref(name: str) -> dict:
 
 def add_common_responses(result: dict, generator, request, public) -> dict:  # drf-spectacular's hook signature
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
-    schemas.setdefault("DetailError", {
-        "type": "object", "properties": {"detail": {"type": "string"}}, "required": ["detail"],
-    })
+    schemas.setdefault(
+        "DetailError",
+        {
+            "type": "object",
+            "properties": {"detail": {"type": "string"}},
+            "required": ["detail"],
+        },
+    )
     schemas.setdefault("FieldErrors", FIELD_ERRORS_SCHEMA)
 
     def body(name: str, description: str) -> dict:

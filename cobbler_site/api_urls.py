@@ -1,4 +1,5 @@
 """The REST API (machine clients: study setup, exports, job control), under /api/."""
+
 from __future__ import annotations
 
 from django.urls import include, path

@@ -1,4 +1,5 @@
 """The site itself as an app: what happens once, when Django starts (never at settings import)."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -12,6 +12,7 @@ that is nothing but a decimal number such as ``"-3"`` or ``"-1.5e-3"``: a spread
 reads it as that number and it cannot call anything. Everything else that starts
 with one of the six characters gets the quote, ``"-"`` and ``"+1 (555)"`` included.
 """
+
 from __future__ import annotations
 
 import re

@@ -6,6 +6,7 @@ META, which holds the environment under runserver, frame variables, the exceptio
 has the user:password part of any URL replaced, so ``redis://:hunter2@redis:6379/0``
 shows as ``redis://********@redis:6379/0``.
 """
+
 from __future__ import annotations
 
 import re

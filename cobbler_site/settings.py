@@ -5,6 +5,7 @@ broker on the local filesystem, so ``make run`` needs no server. Setting
 ``DATABASE_URL`` (PostgreSQL) and ``REDIS_URL`` switches to production mode;
 the code path is the same.
 """
+
 from __future__ import annotations
 
 import os
@@ -301,8 +302,7 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     # httpx logs every request line; keep it quiet so nothing sensitive ends up in logs.
-    "loggers": {"httpx": {"level": "WARNING"}, "httpx2": {"level": "WARNING"},
-                "openai": {"level": "WARNING"}},
+    "loggers": {"httpx": {"level": "WARNING"}, "httpx2": {"level": "WARNING"}, "openai": {"level": "WARNING"}},
 }
 
 # Crowd-work defaults (each study sets its own lease: Study.lease_minutes).

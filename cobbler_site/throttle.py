@@ -10,6 +10,7 @@ Rates are settings read on every request ("30/min", "10/s", "1000/hour", "5000/d
 The client is REMOTE_ADDR, or the first X-Forwarded-For hop when TRUSTED_PROXY_COUNT > 0
 (only set that behind a proxy that overwrites the header).
 """
+
 from __future__ import annotations
 
 import functools
@@ -26,7 +27,18 @@ from rest_framework.throttling import SimpleRateThrottle, UserRateThrottle
 
 logger = logging.getLogger(__name__)
 
-_UNITS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600, "d": 86400, "day": 86400}
+_UNITS = {
+    "s": 1,
+    "sec": 1,
+    "second": 1,
+    "m": 60,
+    "min": 60,
+    "minute": 60,
+    "h": 3600,
+    "hour": 3600,
+    "d": 86400,
+    "day": 86400,
+}
 
 
 def parse_rate(rate: str | None) -> tuple[int, int] | None:

@@ -16,7 +16,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path(
         "accounts/login/",
-        allow(Audience.PUBLIC)(throttle.limit("login", "THROTTLE_LOGIN", methods=("POST",))(auth_views.LoginView.as_view())),
+        allow(Audience.PUBLIC)(
+            throttle.limit("login", "THROTTLE_LOGIN", methods=("POST",))(auth_views.LoginView.as_view())
+        ),
         name="login",
     ),
     path("accounts/logout/", allow(Audience.PUBLIC)(auth_views.LogoutView.as_view()), name="logout"),

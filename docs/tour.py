@@ -4,6 +4,7 @@ Run: .venv/bin/python docs/tour.py [--base http://127.0.0.1:8000]
 Uses Debian's Chromium through Playwright (never a downloaded browser) and the local demo
 login (researcher / researcher, DEBUG only). Writes docs/screenshots/tour-*.png.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -12,8 +13,14 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 OUT = Path(__file__).resolve().parent / "screenshots"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def _hub_and_review(page, base: str) -> None:  # a Playwright page
@@ -32,7 +39,9 @@ def _hub_and_review(page, base: str) -> None:  # a Playwright page
     tasks = approved.locator("li.task-review")
     last = tasks.nth(min(1, tasks.count() - 1)).bounding_box()
     bottom = last["y"] + last["height"] + 12 + page.evaluate("() => window.scrollY")
-    page.screenshot(path=OUT / "tour-review.png", full_page=True, clip={"x": 0, "y": 0, "width": 1280, "height": bottom})
+    page.screenshot(
+        path=OUT / "tour-review.png", full_page=True, clip={"x": 0, "y": 0, "width": 1280, "height": bottom}
+    )
 
 
 def main() -> None:

@@ -64,7 +64,15 @@ class GenerationAdmin(admin.ModelAdmin):
 
 @admin.register(BatchRun)
 class BatchRunAdmin(admin.ModelAdmin):
-    list_display = ("pk", "judge_job", "generation_job", "state", "provider_status", "request_count",
-                    "completed_count", "failed_count")
+    list_display = (
+        "pk",
+        "judge_job",
+        "generation_job",
+        "state",
+        "provider_status",
+        "request_count",
+        "completed_count",
+        "failed_count",
+    )
     list_filter = ("state",)
     raw_id_fields = ("judge_job", "generation_job")

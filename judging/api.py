@@ -1,4 +1,5 @@
 """REST API for judge jobs (machine clients; staff tokens only, per REST_FRAMEWORK defaults)."""
+
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
@@ -43,7 +44,9 @@ class JudgeJobViewSet(viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):  # DRF's signature
         return JudgeJob.objects.manageable_by(self.request.user).select_related("study", "judge").order_by("-pk")
 
-    @extend_schema(operation_id="judge_jobs_judgments_list", responses={200: JudgmentSerializer(many=True), 404: NOT_FOUND})
+    @extend_schema(
+        operation_id="judge_jobs_judgments_list", responses={200: JudgmentSerializer(many=True), 404: NOT_FOUND}
+    )
     @action(detail=True, methods=["get"])
     def judgments(self, request: Request, pk: str | None = None) -> Response:
         job = self.get_object()
@@ -56,9 +59,13 @@ class JudgeJobStartApi(APIView):
         request=JobStartInputSerializer,
         responses={
             201: JudgeJobSerializer,
-            400: OpenApiResponse(FIELD_ERRORS.response, description=(
-                "Invalid input: the errors per field, or {detail} when the job cannot start "
-                "(no pairs in the pair set, a bad bandwagon percent).")),
+            400: OpenApiResponse(
+                FIELD_ERRORS.response,
+                description=(
+                    "Invalid input: the errors per field, or {detail} when the job cannot start "
+                    "(no pairs in the pair set, a bad bandwagon percent)."
+                ),
+            ),
             404: OpenApiResponse(DetailError, description="No such study you manage, or judge you may use."),
         },
     )
@@ -70,10 +77,17 @@ class JudgeJobStartApi(APIView):
         judge = get_object_or_404(Judge.objects.usable_by(request.user), name=d["judge"])
         try:
             job = services.start_judge_job(
-                study=study, judge=judge, condition_names=d["conditions"], pair_set=d["pair_set"],
-                budget_usd=d.get("budget_usd"), bandwagon_percent=d.get("bandwagon_percent"),
-                parser=d["parser"], prompt_version=d["prompt_version"], seed=d["seed"],
-                mode=d["mode"], created_by=request.user,
+                study=study,
+                judge=judge,
+                condition_names=d["conditions"],
+                pair_set=d["pair_set"],
+                budget_usd=d.get("budget_usd"),
+                bandwagon_percent=d.get("bandwagon_percent"),
+                parser=d["parser"],
+                prompt_version=d["prompt_version"],
+                seed=d["seed"],
+                mode=d["mode"],
+                created_by=request.user,
             )
         except services.JobError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
@@ -111,6 +125,7 @@ class JudgeJobActionApi(APIView):
 
 # --- generation jobs ----------------------------------------------------------------------
 
+
 class GenerationJobViewSet(viewsets.ReadOnlyModelViewSet):
     """Generation jobs this user manages (GenerationJob.objects.manageable_by); POST starts one."""
 
@@ -118,16 +133,23 @@ class GenerationJobViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = GenerationJob.objects.select_related("study", "judge", "candidate").order_by("-pk")
 
     def get_queryset(self):  # DRF's signature
-        return (GenerationJob.objects.manageable_by(self.request.user)
-                .select_related("study", "judge", "candidate").order_by("-pk"))
+        return (
+            GenerationJob.objects.manageable_by(self.request.user)
+            .select_related("study", "judge", "candidate")
+            .order_by("-pk")
+        )
 
     @extend_schema(
         request=GenerationStartInputSerializer,
         responses={
             201: GenerationJobSerializer,
-            400: OpenApiResponse(FIELD_ERRORS.response, description=(
-                "Invalid input: the errors per field, or {detail} when the job cannot start "
-                "(a model that may not generate, a taken candidate key, no instructions...).")),
+            400: OpenApiResponse(
+                FIELD_ERRORS.response,
+                description=(
+                    "Invalid input: the errors per field, or {detail} when the job cannot start "
+                    "(a model that may not generate, a taken candidate key, no instructions...)."
+                ),
+            ),
             404: OpenApiResponse(DetailError, description="No such study you manage, or model you may use."),
         },
     )
@@ -140,17 +162,25 @@ class GenerationJobViewSet(viewsets.ReadOnlyModelViewSet):
         params = {"max_tokens": d["max_tokens"]} if d.get("max_tokens") else {}
         try:
             job = start_generation_job(
-                study=study, judge=model, candidate_key=d["candidate_key"], params=params,
-                budget_usd=d.get("budget_usd"), pair_policy=d["pair_policy"],
-                pair_sample_size=d.get("pair_sample_size"), seed=d["seed"], mode=d["mode"],
+                study=study,
+                judge=model,
+                candidate_key=d["candidate_key"],
+                params=params,
+                budget_usd=d.get("budget_usd"),
+                pair_policy=d["pair_policy"],
+                pair_sample_size=d.get("pair_sample_size"),
+                seed=d["seed"],
+                mode=d["mode"],
                 created_by=request.user,
             )
         except services.JobError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         return Response(GenerationJobSerializer(job).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(operation_id="generation_jobs_generations_list",
-                   responses={200: GenerationSerializer(many=True), 404: NOT_FOUND})
+    @extend_schema(
+        operation_id="generation_jobs_generations_list",
+        responses={200: GenerationSerializer(many=True), 404: NOT_FOUND},
+    )
     @action(detail=True, methods=["get"])
     def generations(self, request: Request, pk: str | None = None) -> Response:
         job = self.get_object()

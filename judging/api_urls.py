@@ -13,13 +13,15 @@ router.register("generation-jobs", api.GenerationJobViewSet, basename="generatio
 urlpatterns = [
     path("judge-jobs/start/", api.JudgeJobStartApi.as_view(), name="judge-job-start"),
     *[
-        path(f"judge-jobs/<int:pk>/{name}/", api.JudgeJobActionApi.as_view(action_name=name),
-             name=f"judge-job-{name}")
+        path(f"judge-jobs/<int:pk>/{name}/", api.JudgeJobActionApi.as_view(action_name=name), name=f"judge-job-{name}")
         for name in ("pause", "resume", "cancel")
     ],
     *[
-        path(f"generation-jobs/<int:pk>/{name}/", api.GenerationJobActionApi.as_view(action_name=name),
-             name=f"generation-job-{name}")
+        path(
+            f"generation-jobs/<int:pk>/{name}/",
+            api.GenerationJobActionApi.as_view(action_name=name),
+            name=f"generation-job-{name}",
+        )
         for name in ("pause", "resume", "cancel")
     ],
     *router.urls,

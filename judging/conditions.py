@@ -1,4 +1,5 @@
 """Which judgments a condition needs for one pair (Judgment docstring semantics)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -31,8 +32,9 @@ def normalise(conditions: list[str]) -> list[str]:
     for name in conditions:
         name = DERIVED.get(name.strip(), name.strip())
         if name not in SUPPORTED:
-            raise ValueError(f"unknown condition {name!r}; use {', '.join(SUPPORTED)} "
-                             f"(egocentric and salience come from order)")
+            raise ValueError(
+                f"unknown condition {name!r}; use {', '.join(SUPPORTED)} (egocentric and salience come from order)"
+            )
         if name not in out:
             out.append(name)
     if not out:
@@ -67,8 +69,16 @@ def a_first_plan(pairs: Iterable[Pair], *, seed: int, version: str) -> dict[int,
     return {pair.pk: (i % 2 == 0) == start for i, pair in enumerate(ordered)}
 
 
-def plan(*, pair: Pair, condition: str, seed: int, version: str, bandwagon_percent: int,
-         self_key: str, a_first: bool | None = None) -> list[dict[str, Any]]:
+def plan(
+    *,
+    pair: Pair,
+    condition: str,
+    seed: int,
+    version: str,
+    bandwagon_percent: int,
+    self_key: str,
+    a_first: bool | None = None,
+) -> list[dict[str, Any]]:
     """[{presentation, slot1_response, cue}] for one pair under one condition (deterministic).
 
     ``a_first`` is this pair's entry of ``a_first_plan`` (the balanced, seeded choice of
@@ -80,11 +90,15 @@ def plan(*, pair: Pair, condition: str, seed: int, version: str, bandwagon_perce
     rng = seeded_rng(seed, pair.pk, condition)
     if condition in SWAPPED:
         if a_first is None:
-            a_first = (version in CANONICAL_FIRST_VERSIONS
-                       or int.from_bytes(_first_slot_key(seed, pair.pk)[:8], "big") % 2 == 0)
+            a_first = (
+                version in CANONICAL_FIRST_VERSIONS
+                or int.from_bytes(_first_slot_key(seed, pair.pk)[:8], "big") % 2 == 0
+            )
         first, second = (a, b) if a_first else (b, a)
-        rows = [{"presentation": 1, "slot1_response": first, "second": second},
-                {"presentation": 2, "slot1_response": second, "second": first}]
+        rows = [
+            {"presentation": 1, "slot1_response": first, "second": second},
+            {"presentation": 2, "slot1_response": second, "second": first},
+        ]
         if condition == "compassion":
             for row in rows:
                 first, second = row["slot1_response"], row["second"]
@@ -116,13 +130,19 @@ def plan(*, pair: Pair, condition: str, seed: int, version: str, bandwagon_perce
     return rows
 
 
-def render_for(*, version: str, condition: str, pair: Pair, slot1_response_id: int,
-               cue: dict[str, Any]) -> prompts.RenderedPrompt:
+def render_for(
+    *, version: str, condition: str, pair: Pair, slot1_response_id: int, cue: dict[str, Any]
+) -> prompts.RenderedPrompt:
     """The prompt of a stored judgment (pair with instruction and both responses loaded)."""
     a, b = pair.response_a, pair.response_b
     first, second = (a, b) if slot1_response_id == a.pk else (b, a)
     instruction = pair.instruction
     return prompts.render(
-        version=version, condition=condition, instruction=instruction.text,
-        reference=instruction.reference, first_text=first.text, second_text=second.text, cue=cue,
+        version=version,
+        condition=condition,
+        instruction=instruction.text,
+        reference=instruction.reference,
+        first_text=first.text,
+        second_text=second.text,
+        cue=cue,
     )

@@ -6,6 +6,7 @@ whether the model follows the answer format: the robust parser reads it exactly 
 would. The call goes through judging.llm.complete, so JUDGE_ALLOWED_HOSTS is checked before
 any request (and any key) leaves, and errors come back in the runner's words, with a hint.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -42,8 +43,14 @@ class ConnectionResult:
 
 
 def _prompt() -> prompts.RenderedPrompt:
-    return prompts.render(version=prompts.DEFAULT_VERSION, condition="order", instruction=INSTRUCTION,
-                          reference="", first_text=ANSWERS[0], second_text=ANSWERS[1])
+    return prompts.render(
+        version=prompts.DEFAULT_VERSION,
+        condition="order",
+        instruction=INSTRUCTION,
+        reference="",
+        first_text=ANSWERS[0],
+        second_text=ANSWERS[1],
+    )
 
 
 def run(judge: Any) -> ConnectionResult:
@@ -55,22 +62,27 @@ def run(judge: Any) -> ConnectionResult:
         snapshot = llm.JudgeSnapshot.of(judge)
     except Exception as exc:  # e.g. a stored key that no longer decrypts
         return ConnectionResult(ok=False, error=f"cannot read the model's settings: {type(exc).__name__}")
-    snapshot = dataclasses.replace(snapshot, timeout=min(TIMEOUT_S, snapshot.timeout or TIMEOUT_S),
-                                   max_concurrency=1)
+    snapshot = dataclasses.replace(snapshot, timeout=min(TIMEOUT_S, snapshot.timeout or TIMEOUT_S), max_concurrency=1)
     start = time.monotonic()
     try:
-        completion = llm.complete(snapshot, prompt.messages, seed_parts=("connection-test",),
-                                  labels=prompt.answer_labels, texts=ANSWERS)
+        completion = llm.complete(
+            snapshot, prompt.messages, seed_parts=("connection-test",), labels=prompt.answer_labels, texts=ANSWERS
+        )
     except (llm.TransientError, llm.PermanentError) as exc:
         error = str(exc)
-        return ConnectionResult(ok=False, latency_ms=int((time.monotonic() - start) * 1000), error=error,
-                                hint=error_hints.hint_for(error))
-    choice = parsers.parse("robust", completion.text, labels=prompt.answer_labels,
-                           echo_strings=prompt.echo_strings)
+        return ConnectionResult(
+            ok=False, latency_ms=int((time.monotonic() - start) * 1000), error=error, hint=error_hints.hint_for(error)
+        )
+    choice = parsers.parse("robust", completion.text, labels=prompt.answer_labels, echo_strings=prompt.echo_strings)
     label = {"first": prompt.answer_labels[0], "second": prompt.answer_labels[1]}.get(choice or "", "")
     latency = completion.latency_ms or int((time.monotonic() - start) * 1000)
     return ConnectionResult(
-        ok=True, latency_ms=latency, raw=completion.text[:RAW_LIMIT],
-        truncated=len(completion.text) > RAW_LIMIT, choice=choice, label=label,
-        tokens_in=completion.tokens_in, tokens_out=completion.tokens_out,
+        ok=True,
+        latency_ms=latency,
+        raw=completion.text[:RAW_LIMIT],
+        truncated=len(completion.text) > RAW_LIMIT,
+        choice=choice,
+        label=label,
+        tokens_in=completion.tokens_in,
+        tokens_out=completion.tokens_out,
     )

@@ -1,4 +1,5 @@
 """Encryption of judge API keys at rest (Fernet, key derived from settings)."""
+
 from __future__ import annotations
 
 import base64

@@ -14,6 +14,7 @@ Anything else, including private, link-local (cloud metadata at 169.254.169.254)
 multicast and reserved addresses, is refused. ``check_base_url`` raises ``ValueError``
 with a one-line reason; the judge form, the API, ``create_judge`` and every call check it.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -110,8 +111,13 @@ def check_base_url(url: str, allowed: list[str] | None = None) -> None:
         return
     if "public-https" in allowed and scheme == "https" and all(a.is_global for a in addresses):
         return
-    kind = ("loopback" if all(a.is_loopback for a in addresses)
-            else "public" if all(a.is_global for a in addresses) else "private or reserved")
+    kind = (
+        "loopback"
+        if all(a.is_loopback for a in addresses)
+        else "public"
+        if all(a.is_global for a in addresses)
+        else "private or reserved"
+    )
     hint = " over http (use https)" if kind == "public" else ""
     raise ValueError(f"base URL host {host} ({kind} address){hint} is not allowed by JUDGE_ALLOWED_HOSTS")
 

@@ -6,6 +6,7 @@ refusals of judging.endpoints ("... is not allowed by JUDGE_ALLOWED_HOSTS", "hos
 The classes are tried in a fixed order because a text can name two things: the allow-list
 refusal quotes a host that might look like a number, so it is read first.
 """
+
 from __future__ import annotations
 
 import re
@@ -21,36 +22,44 @@ class Hint:
 HOST_NOT_ALLOWED = Hint(
     "host_not_allowed",
     "The base URL's host is refused by JUDGE_ALLOWED_HOSTS: add that host (e.g. 10.0.0.5:8000) to the "
-    "setting, or point the model at an allowed endpoint. No request (and no key) was sent.")
+    "setting, or point the model at an allowed endpoint. No request (and no key) was sent.",
+)
 AUTH = Hint(
     "auth",
     "The endpoint refused the key: check the key variable (named JUDGE_KEY_...) is set in the workers' "
-    "environment, or type the key again; a changed base URL drops the stored key.")
+    "environment, or type the key again; a changed base URL drops the stored key.",
+)
 NOT_FOUND = Hint(
     "not_found",
     "Nothing answers at that address: check the base URL (it usually ends in /v1) and the model name "
-    "the server serves (GET /v1/models lists them).")
+    "the server serves (GET /v1/models lists them).",
+)
 RATE_LIMITED = Hint(
     "rate_limited",
     "The provider is rate-limiting: lower the model's RPM / TPM limits or its concurrency; the calls "
-    "are retried after the Retry-After the provider sends.")
+    "are retried after the Retry-After the provider sends.",
+)
 UNREACHABLE = Hint(
     "unreachable",
     "Could not reach the server: is it running on that host and port, and reachable from the workers? "
-    "A timeout can also mean the model is still loading or the request timeout is too short.")
+    "A timeout can also mean the model is still loading or the request timeout is too short.",
+)
 SERVER_ERROR = Hint(
     "server_error",
     "The server failed (5xx): look at its log; it is often overloaded or out of memory (a 504 is a "
-    "proxy giving up waiting). Failed calls are retried; lowering concurrency may help.")
+    "proxy giving up waiting). Failed calls are retried; lowering concurrency may help.",
+)
 
 _STATUS = re.compile(r"(?<![\w.:/])([1-5]\d\d)(?![\w.:/])")
 _ALLOWED = re.compile(r"JUDGE_ALLOWED_HOSTS|host not allowed|is not allowed", re.IGNORECASE)
-_AUTH = re.compile(r"AuthenticationError|PermissionDenied|unauthori[sz]ed|forbidden|invalid api key",
-                   re.IGNORECASE)
+_AUTH = re.compile(r"AuthenticationError|PermissionDenied|unauthori[sz]ed|forbidden|invalid api key", re.IGNORECASE)
 _NOT_FOUND = re.compile(r"NotFoundError|not found|does not exist", re.IGNORECASE)
 _RATE = re.compile(r"rate.?limit|too many requests", re.IGNORECASE)
-_UNREACHABLE = re.compile(r"timeout|timed out|connection (?:error|refused|reset)|cannot resolve host|"
-                          r"name or service not known|unreachable", re.IGNORECASE)
+_UNREACHABLE = re.compile(
+    r"timeout|timed out|connection (?:error|refused|reset)|cannot resolve host|"
+    r"name or service not known|unreachable",
+    re.IGNORECASE,
+)
 _SERVER = re.compile(r"server error|internal error|bad gateway|service unavailable", re.IGNORECASE)
 
 

@@ -16,8 +16,10 @@ FIELDSETS = (
     ("Endpoint", ("base_url", "model", "transport", "api_key_env", "api_key", "clear_api_key")),
     ("Roles", ("use_as_judge", "use_as_generator")),
     ("Limits", ("max_concurrency", "requests_per_minute", "tokens_per_minute", "request_timeout")),
-    ("Prices (USD per 1k tokens)", ("price_in_per_1k", "price_out_per_1k", "batch_price_in_per_1k",
-                                    "batch_price_out_per_1k")),
+    (
+        "Prices (USD per 1k tokens)",
+        ("price_in_per_1k", "price_out_per_1k", "batch_price_in_per_1k", "batch_price_out_per_1k"),
+    ),
     ("Generation", ("generation", "self_candidate_key")),
     ("Access", ("is_shared", "shared_with")),
 )
@@ -34,15 +36,27 @@ def _check_kind(data: dict[str, Any]) -> None:
 class JudgeForm(forms.ModelForm):
     # Write-only: never rendered back (render_value=False); blank keeps the stored key.
     api_key = forms.CharField(
-        required=False, strip=True, widget=forms.PasswordInput(render_value=False), label="API key",
+        required=False,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False),
+        label="API key",
         help_text="Stored encrypted. Leave blank to keep the current key.",
     )
     clear_api_key = forms.BooleanField(required=False, label="Remove the stored key")
     # Checked against JUDGE_ALLOWED_HOSTS by the model's validator; a new URL drops the key.
-    base_url = forms.URLField(required=False, max_length=500, assume_scheme="http", label="Base URL",
-                              help_text="Changing it removes the model's key (set a new one here).")
-    tokens_per_minute = forms.IntegerField(required=False, min_value=0, label="Tokens per minute",
-                                           help_text="Shared by every worker; blank or 0 = no limit.")
+    base_url = forms.URLField(
+        required=False,
+        max_length=500,
+        assume_scheme="http",
+        label="Base URL",
+        help_text="Changing it removes the model's key (set a new one here).",
+    )
+    tokens_per_minute = forms.IntegerField(
+        required=False,
+        min_value=0,
+        label="Tokens per minute",
+        help_text="Shared by every worker; blank or 0 = no limit.",
+    )
     # Unchecked checkboxes are absent from a POST, so the form marks that it showed the roles:
     # a client that never saw them (an older script) gets the default roles, not "no role".
     roles_shown = forms.BooleanField(required=False, initial=True, widget=forms.HiddenInput)
@@ -50,20 +64,42 @@ class JudgeForm(forms.ModelForm):
     class Meta:
         model = Judge
         fields = (
-            "name", "kind", "baseline", "base_url", "model", "api_key_env", "generation",
-            "use_as_judge", "use_as_generator",
-            "max_concurrency", "requests_per_minute", "tokens_per_minute", "price_in_per_1k", "price_out_per_1k",
-            "batch_price_in_per_1k", "batch_price_out_per_1k",
-            "self_candidate_key", "request_timeout", "transport", "is_shared", "shared_with",
+            "name",
+            "kind",
+            "baseline",
+            "base_url",
+            "model",
+            "api_key_env",
+            "generation",
+            "use_as_judge",
+            "use_as_generator",
+            "max_concurrency",
+            "requests_per_minute",
+            "tokens_per_minute",
+            "price_in_per_1k",
+            "price_out_per_1k",
+            "batch_price_in_per_1k",
+            "batch_price_out_per_1k",
+            "self_candidate_key",
+            "request_timeout",
+            "transport",
+            "is_shared",
+            "shared_with",
         )
         widgets = {"shared_with": forms.CheckboxSelectMultiple}
         labels = {
-            "requests_per_minute": "Requests per minute", "max_concurrency": "Concurrency",
-            "request_timeout": "Request timeout (s)", "use_as_judge": "Judge",
-            "use_as_generator": "Answer generator", "price_in_per_1k": "Input",
-            "price_out_per_1k": "Output", "batch_price_in_per_1k": "Batch input",
-            "batch_price_out_per_1k": "Batch output", "api_key_env": "Key variable",
-            "self_candidate_key": "Own candidate key", "is_shared": "Shared with everyone",
+            "requests_per_minute": "Requests per minute",
+            "max_concurrency": "Concurrency",
+            "request_timeout": "Request timeout (s)",
+            "use_as_judge": "Judge",
+            "use_as_generator": "Answer generator",
+            "price_in_per_1k": "Input",
+            "price_out_per_1k": "Output",
+            "batch_price_in_per_1k": "Batch input",
+            "batch_price_out_per_1k": "Batch output",
+            "api_key_env": "Key variable",
+            "self_candidate_key": "Own candidate key",
+            "is_shared": "Shared with everyone",
         }
         help_texts = {
             "requests_per_minute": "Shared by every worker; 0 = no limit.",
@@ -71,7 +107,7 @@ class JudgeForm(forms.ModelForm):
             "batch_price_in_per_1k": "Blank: half the input price (the Batch API discount).",
             "batch_price_out_per_1k": "Blank: half the output price.",
             "self_candidate_key": "Optional: egocentric bias is measured automatically when this model "
-                                  "also wrote answers in the study.",
+            "also wrote answers in the study.",
             "generation": 'JSON passed to chat.completions, e.g. {"temperature": 0, "max_tokens": 64}.',
         }
 
@@ -113,8 +149,7 @@ class ConnectionTestForm(forms.ModelForm):
 
     class Meta:
         model = Judge
-        fields = ("kind", "baseline", "base_url", "model", "api_key_env", "generation", "request_timeout",
-                  "transport")
+        fields = ("kind", "baseline", "base_url", "model", "api_key_env", "generation", "request_timeout", "transport")
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -145,19 +180,24 @@ class JobForm(forms.Form):
     # Narrowed to the judges the user may use (Judge.objects.usable_by) in __init__.
     judge = forms.ModelChoiceField(queryset=Judge.objects.none())
     conditions = forms.MultipleChoiceField(
-        choices=[(c, c) for c in conditions.SUPPORTED], initial=["order"],
+        choices=[(c, c) for c in conditions.SUPPORTED],
+        initial=["order"],
         widget=forms.CheckboxSelectMultiple,
         help_text="Egocentric and salience are read from the order run.",
     )
     pair_set = forms.ChoiceField(choices=JudgeJob.PairSet.choices, initial=JudgeJob.PairSet.ALL)
     budget_usd = forms.DecimalField(required=False, min_value=0, decimal_places=4, label="Budget (USD)")
     # Not required: scripts that post the older form get synchronous calls, as before.
-    mode = forms.TypedChoiceField(choices=JudgeJob.Mode.choices, initial=JudgeJob.Mode.SYNC, required=False,
-                                  empty_value=JudgeJob.Mode.SYNC,
-                                  help_text="Batch API: the batch price, answered within 24 h; "
-                                            "failed requests fall back to single calls.")
-    bandwagon_percent = forms.IntegerField(required=False, min_value=0, max_value=100,
-                                           help_text="Blank: the study's setting (85 by default).")
+    mode = forms.TypedChoiceField(
+        choices=JudgeJob.Mode.choices,
+        initial=JudgeJob.Mode.SYNC,
+        required=False,
+        empty_value=JudgeJob.Mode.SYNC,
+        help_text="Batch API: the batch price, answered within 24 h; failed requests fall back to single calls.",
+    )
+    bandwagon_percent = forms.IntegerField(
+        required=False, min_value=0, max_value=100, help_text="Blank: the study's setting (85 by default)."
+    )
     parser = forms.ChoiceField(choices=[(p, p) for p in parsers.PARSERS], initial="robust")
     prompt_version = forms.ChoiceField(initial=prompts.DEFAULT_VERSION)
     seed = forms.IntegerField(initial=0)
@@ -166,7 +206,6 @@ class JobForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["study"].queryset = Study.objects.manageable_by(user).order_by("slug")
         self.fields["judge"].queryset = (
-            Judge.objects.usable_by(user).exclude(kind=Judge.Kind.IMPORTED).filter(use_as_judge=True)
-            .order_by("name")
+            Judge.objects.usable_by(user).exclude(kind=Judge.Kind.IMPORTED).filter(use_as_judge=True).order_by("name")
         )
         self.fields["prompt_version"].choices = [(v, v) for v in prompts.available_versions()]

@@ -9,6 +9,7 @@ import in one transaction, so bad input leaves the database unchanged.
 - MT-Bench's ``gpt4_pair`` rows are single verdicts and become real Judgments of an
   imported judge named ``gpt-4`` in one completed JudgeJob.
 """
+
 from __future__ import annotations
 
 import re
@@ -57,8 +58,14 @@ def _imported_judges(names: list[str], *, self_keys: set[str]) -> dict[str, int]
     clash = Judge.objects.filter(name__in=names).exclude(kind=Judge.Kind.IMPORTED).first()
     if clash is not None:
         raise BadInput(f"judge {clash.name}", f"a '{clash.kind}' judge has this name; imported results need their own")
-    upsert(Judge, (Judge(name=name, kind=Judge.Kind.IMPORTED, self_candidate_key=name if name in self_keys else "")
-                   for name in names), unique_fields=("name",))
+    upsert(
+        Judge,
+        (
+            Judge(name=name, kind=Judge.Kind.IMPORTED, self_candidate_key=name if name in self_keys else "")
+            for name in names
+        ),
+        unique_fields=("name",),
+    )
     return dict(Judge.objects.filter(name__in=names).values_list("name", "pk"))
 
 
@@ -99,12 +106,25 @@ def import_cobbler_aggregates(*, content: CobblerContent) -> None:
                     raise BadInput(f"{shown}: element {index}", f"unknown candidate {key!r}")
                 if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                     raise BadInput(f"{shown}: element {index}", f"wins of {key} must be a count, not {value!r}")
-                rows.append((judge_id, run, collection, content.instruction_ids[index],
-                             content.candidate_ids[key], value, shown))
+                rows.append(
+                    (
+                        judge_id,
+                        run,
+                        collection,
+                        content.instruction_ids[index],
+                        content.candidate_ids[key],
+                        value,
+                        shown,
+                    )
+                )
     # ~78,000 rows: write only new or changed cells, so a re-import is one SELECT.
-    sync_rows(AggregateJudgment.objects.filter(study=study), rows,
-              key_fields=("judge_id", "run", "collection", "instruction_id", "candidate_id"),
-              value_fields=("wins", "source_file"), constants={"study_id": study.pk})
+    sync_rows(
+        AggregateJudgment.objects.filter(study=study),
+        rows,
+        key_fields=("judge_id", "run", "collection", "instruction_id", "candidate_id"),
+        value_fields=("wins", "source_file"),
+        constants={"study_id": study.pk},
+    )
 
 
 def import_cobbler(*, root: Path, slug: str) -> ImportReport:
@@ -115,19 +135,24 @@ def import_cobbler(*, root: Path, slug: str) -> ImportReport:
     """
     if not root.is_dir():
         raise BadInput(str(root), "not a directory")
-    counter = RowCounter({
-        **content_counters(slug),
-        "judges": Judge.objects.filter(aggregates__study__slug=slug).distinct(),
-        "aggregate judgments": AggregateJudgment.objects.filter(study__slug=slug),
-    })
+    counter = RowCounter(
+        {
+            **content_counters(slug),
+            "judges": Judge.objects.filter(aggregates__study__slug=slug).distinct(),
+            "aggregate judgments": AggregateJudgment.objects.filter(study__slug=slug),
+        }
+    )
     with transaction.atomic():
         content = import_cobbler_content(root=root, slug=slug)
         import_ranking_study(content=content)
         import_bias_studies(content=content)
         import_cobbler_aggregates(content=content)
         # The whole layout minus old_batch/ (an earlier design the importer skips).
-        record_source_files(study=content.study, root=root, paths=[
-            p for p in root.rglob("*") if p.is_file() and "old_batch" not in p.parts])
+        record_source_files(
+            study=content.study,
+            root=root,
+            paths=[p for p in root.rglob("*") if p.is_file() and "old_batch" not in p.parts],
+        )
     report = counter.report()
     for condition in (Condition.RANKING, Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL):
         subs = Submission.objects.filter(assignment__batch__study__slug=slug, task__condition=condition)
@@ -143,8 +168,13 @@ def _import_gpt4_verdicts(*, content: MtContent, rows: list[MtRow]) -> None:
     judge_id = _imported_judges([MTBENCH_JUDGE], self_keys=set())[MTBENCH_JUDGE]
     job = JudgeJob.objects.filter(study=content.study, judge_id=judge_id, parser="imported").first()
     if job is None:
-        job = JudgeJob.objects.create(study=content.study, judge_id=judge_id, parser="imported",
-                                      conditions=[Condition.PLAIN], status=JudgeJob.Status.COMPLETED)
+        job = JudgeJob.objects.create(
+            study=content.study,
+            judge_id=judge_id,
+            parser="imported",
+            conditions=[Condition.PLAIN],
+            status=JudgeJob.Status.COMPLETED,
+        )
     now = timezone.now()
     judgments: dict[int, Judgment] = {}
     duplicates = 0
@@ -156,18 +186,29 @@ def _import_gpt4_verdicts(*, content: MtContent, rows: list[MtRow]) -> None:
         ids = {m: content.response_ids[(row.question_id, row.turn, m)] for m in (row.model_a, row.model_b)}
         decisive = row.winner in ("model_a", "model_b")
         judgments[pair_id] = Judgment(
-            job=job, pair_id=pair_id, condition=Condition.PLAIN, presentation=1,
-            slot1_response_id=ids[row.model_a], raw_text=row.winner,  # tells "tie" from "tie (inconsistent)"
+            job=job,
+            pair_id=pair_id,
+            condition=Condition.PLAIN,
+            presentation=1,
+            slot1_response_id=ids[row.model_a],
+            raw_text=row.winner,  # tells "tie" from "tie (inconsistent)"
             choice={"model_a": "first", "model_b": "second"}.get(row.winner, ""),
             chosen_response_id=ids[getattr(row, row.winner)] if decisive else None,
-            valid=decisive, status=Judgment.Status.DONE, completed_at=now)
+            valid=decisive,
+            status=Judgment.Status.DONE,
+            completed_at=now,
+        )
     if duplicates:
         content.notes.append(f"skipped {duplicates} repeated {MTBENCH_JUDGE} verdict row(s) for an already seen pair")
     upsert(Judgment, judgments.values(), unique_fields=("job", "pair", "condition", "presentation"))
     stored = job.judgments.all()
     JudgeJob.objects.filter(pk=job.pk).update(
-        status=JudgeJob.Status.COMPLETED, total=stored.count(), done=stored.count(),
-        invalid=stored.filter(valid=False).count(), finished_at=job.finished_at or now)
+        status=JudgeJob.Status.COMPLETED,
+        total=stored.count(),
+        done=stored.count(),
+        invalid=stored.filter(valid=False).count(),
+        finished_at=job.finished_at or now,
+    )
 
 
 def import_mtbench(*, paths: list[Path], slug: str) -> ImportReport:
@@ -178,11 +219,13 @@ def import_mtbench(*, paths: list[Path], slug: str) -> ImportReport:
     Raises BadInput naming file and line.
     """
     rows = read_mtbench(paths)
-    counter = RowCounter({
-        **content_counters(slug),
-        "judge jobs": JudgeJob.objects.filter(study__slug=slug),
-        "judgments": Judgment.objects.filter(job__study__slug=slug),
-    })
+    counter = RowCounter(
+        {
+            **content_counters(slug),
+            "judge jobs": JudgeJob.objects.filter(study__slug=slug),
+            "judgments": Judgment.objects.filter(job__study__slug=slug),
+        }
+    )
     with transaction.atomic():
         content = import_mtbench_content(rows=rows, slug=slug)
         import_mtbench_votes(content=content, rows=rows)

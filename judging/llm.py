@@ -5,6 +5,7 @@ Errors come out as two kinds: ``TransientError`` (429 with its Retry-After, 5xx,
 connection errors: worth retrying) and ``PermanentError`` (anything else). Their messages
 never contain the API key.
 """
+
 from __future__ import annotations
 
 import threading
@@ -48,11 +49,17 @@ class JudgeSnapshot:
     @classmethod
     def of(cls, judge: Any) -> JudgeSnapshot:
         return cls(
-            id=judge.pk, kind=judge.kind, baseline=judge.baseline, base_url=judge.base_url,
-            model=judge.model, generation=dict(judge.generation or {}),
-            timeout=judge.request_timeout, max_concurrency=max(1, judge.max_concurrency),
+            id=judge.pk,
+            kind=judge.kind,
+            baseline=judge.baseline,
+            base_url=judge.base_url,
+            model=judge.model,
+            generation=dict(judge.generation or {}),
+            timeout=judge.request_timeout,
+            max_concurrency=max(1, judge.max_concurrency),
             requests_per_minute=judge.requests_per_minute,
-            transport=judge.transport, tokens_per_minute=getattr(judge, "tokens_per_minute", 0) or 0,
+            transport=judge.transport,
+            tokens_per_minute=getattr(judge, "tokens_per_minute", 0) or 0,
             api_key=judge.get_api_key() if judge.kind == "openai" else "",
         )
 
@@ -73,12 +80,15 @@ def _client(judge: JudgeSnapshot) -> openai.OpenAI:
     key = (judge.base_url, judge.api_key, judge.timeout, judge.max_concurrency)
     with _clients_lock:
         if key not in _clients:
-            limits = httpx2.Limits(max_connections=judge.max_concurrency * 2,
-                                   max_keepalive_connections=judge.max_concurrency * 2)
+            limits = httpx2.Limits(
+                max_connections=judge.max_concurrency * 2, max_keepalive_connections=judge.max_concurrency * 2
+            )
             # Our loop owns retries and backoff, so the SDK must not retry on its own
             # (its default is 2 retries and a 10-minute timeout).
             _clients[key] = openai.OpenAI(
-                base_url=judge.base_url, api_key=judge.api_key or "not-needed", max_retries=0,
+                base_url=judge.base_url,
+                api_key=judge.api_key or "not-needed",
+                max_retries=0,
                 timeout=judge.timeout,
                 http_client=httpx2.Client(limits=limits, timeout=judge.timeout),
             )
@@ -99,9 +109,15 @@ def _redact(message: str, secret: str) -> str:
     return message.replace(secret, "[redacted]") if secret else message
 
 
-def complete(judge: JudgeSnapshot, messages: list[dict[str, str]], *, seed_parts: tuple = (),
-             labels: tuple[str, str] = ("System Star", "System Square"),
-             texts: tuple[str, str] = ("", ""), body: dict[str, Any] | None = None) -> Completion:
+def complete(
+    judge: JudgeSnapshot,
+    messages: list[dict[str, str]],
+    *,
+    seed_parts: tuple = (),
+    labels: tuple[str, str] = ("System Star", "System Square"),
+    texts: tuple[str, str] = ("", ""),
+    body: dict[str, Any] | None = None,
+) -> Completion:
     """One call. Baselines answer locally from ``labels``/``texts``/``seed_parts``.
 
     ``body``: the extra chat.completions parameters (default: the model's generation settings).
@@ -117,12 +133,11 @@ def complete(judge: JudgeSnapshot, messages: list[dict[str, str]], *, seed_parts
         return _complete_http(judge, messages, body)
     start = time.monotonic()
     try:
-        response = _client(judge).chat.completions.create(
-            model=judge.model, messages=messages, **body
-        )
+        response = _client(judge).chat.completions.create(model=judge.model, messages=messages, **body)
     except openai.RateLimitError as exc:
-        raise TransientError("429 rate limited", retry_after_seconds(
-            exc.response.headers if exc.response is not None else None)) from None
+        raise TransientError(
+            "429 rate limited", retry_after_seconds(exc.response.headers if exc.response is not None else None)
+        ) from None
     except openai.APIStatusError as exc:
         if exc.status_code >= 500:
             raise TransientError(f"{exc.status_code} server error") from None
@@ -147,8 +162,9 @@ def _http_client(judge: JudgeSnapshot) -> httpx2.Client:
     key = (judge.base_url, judge.timeout, judge.max_concurrency)
     with _clients_lock:
         if key not in _http_clients:
-            limits = httpx2.Limits(max_connections=judge.max_concurrency * 2,
-                                   max_keepalive_connections=judge.max_concurrency * 2)
+            limits = httpx2.Limits(
+                max_connections=judge.max_concurrency * 2, max_keepalive_connections=judge.max_concurrency * 2
+            )
             _http_clients[key] = httpx2.Client(limits=limits, timeout=judge.timeout)
         return _http_clients[key]
 
@@ -159,8 +175,9 @@ def _complete_http(judge: JudgeSnapshot, messages: list[dict[str, str]], extra: 
     body = {"model": judge.model, "messages": messages, **extra}
     start = time.monotonic()
     try:
-        response = _http_client(judge).post(f"{judge.base_url.rstrip('/')}/chat/completions",
-                                             json=body, headers=headers)
+        response = _http_client(judge).post(
+            f"{judge.base_url.rstrip('/')}/chat/completions", json=body, headers=headers
+        )
     except httpx2.TimeoutException:
         raise TransientError("timeout") from None
     except httpx2.TransportError:
@@ -178,12 +195,15 @@ def _complete_http(judge: JudgeSnapshot, messages: list[dict[str, str]], extra: 
         usage = data.get("usage") or {}
     except (ValueError, KeyError, IndexError, TypeError):
         raise PermanentError("malformed chat completion") from None
-    return Completion(text, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
-                      int((time.monotonic() - start) * 1000))
+    return Completion(
+        text,
+        int(usage.get("prompt_tokens") or 0),
+        int(usage.get("completion_tokens") or 0),
+        int((time.monotonic() - start) * 1000),
+    )
 
 
-def _baseline(kind: str, *, labels: tuple[str, str], texts: tuple[str, str],
-              seed_parts: tuple) -> Completion:
+def _baseline(kind: str, *, labels: tuple[str, str], texts: tuple[str, str], seed_parts: tuple) -> Completion:
     """Raw text in the prompt's answer format, so the parser sees what a model would write."""
     if kind == "first-slot":
         slot = 0

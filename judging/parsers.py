@@ -12,6 +12,7 @@ Two parsers:
   above ``parse_robust``; tests/judging/parser_corpus.jsonl is the hand-labelled corpus
   they are held to (benchmarks/parser_accuracy.py reports both parsers on it).
 """
+
 from __future__ import annotations
 
 import bisect
@@ -79,14 +80,20 @@ def parse_paper(raw: str, *, labels: Sequence[str], echo_strings: Sequence[str] 
 OTHER = {"first": "second", "second": "first"}
 MARKED, EXPLICIT, WEAK = 3, 2, 1
 
-_ADV = (r"(?:(?:clearly|slightly|much|far|definitely|significantly|considerably|marginally|somewhat|"
-        r"a bit|a little|noticeably|certainly|obviously|genuinely|substantially|still|actually|indeed|"
-        r"simply|just|undoubtedly|overall|the|a|clear|decidedly|plainly|evidently|easily|by far)\s+)*")
-_BE = (r"(?:is|was|'s|’s|seems(?:\s+to\s+be)?|seemed|appears(?:\s+to\s+be)?|looks|feels|reads|would be|"
-       r"will be|remains|comes across as|stands out as|emerges as|turns out to be|ends up)")
+_ADV = (
+    r"(?:(?:clearly|slightly|much|far|definitely|significantly|considerably|marginally|somewhat|"
+    r"a bit|a little|noticeably|certainly|obviously|genuinely|substantially|still|actually|indeed|"
+    r"simply|just|undoubtedly|overall|the|a|clear|decidedly|plainly|evidently|easily|by far)\s+)*"
+)
+_BE = (
+    r"(?:is|was|'s|’s|seems(?:\s+to\s+be)?|seemed|appears(?:\s+to\s+be)?|looks|feels|reads|would be|"
+    r"will be|remains|comes across as|stands out as|emerges as|turns out to be|ends up)"
+)
 _POSS = r"(?:(?:'s|’s)(?:\s+(?:response|answer|reply|output|version|text|one|submission))?)?"
-_HEAD_POS = (r"(?:better|best|superior|preferable|preferred|winner|winning\s+(?:response|answer|one)|"
-             r"stronger|more\s+coherent|higher[- ]quality|stronger|victor)")
+_HEAD_POS = (
+    r"(?:better|best|superior|preferable|preferred|winner|winning\s+(?:response|answer|one)|"
+    r"stronger|more\s+coherent|higher[- ]quality|stronger|victor)"
+)
 _HEAD_NEG = r"(?:worse|worst|inferior|weaker|weakest|less\s+coherent|loser|lower[- ]quality|poorer)"
 _NOUN = r"(?:response|answer|one|choice|option|system|model|reply|output|pick|submission|of\s+the\s+two)"
 # What may follow "X is better" for it to stay a verdict (anything else qualifies it:
@@ -103,10 +110,12 @@ _ALLOW = re.compile(
     r"with\s+respect\s+to\s+(?:the\s+)?(?:reference|instruction)\b|"
     r"(?:of|between)\s+the\s+two\b|(?:than|over|to)\b|in\s+(?:coherence|quality)\b|"
     r"(?:\d+(?:\.\d+)?\s*(?:/|out\s+of)\s*\d+))",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _TAIL_NOUN = re.compile(rf"[ \t]*{_NOUN}\b", re.IGNORECASE)
-_TAIL_SOFT = re.compile(r"[ \t]*(?:here|overall|in\s+this\s+case|of\s+the\s+two|,?\s*in\s+my\s+(?:view|opinion))\b",
-                        re.IGNORECASE)
+_TAIL_SOFT = re.compile(
+    r"[ \t]*(?:here|overall|in\s+this\s+case|of\s+the\s+two|,?\s*in\s+my\s+(?:view|opinion))\b", re.IGNORECASE
+)
 
 # Somebody else's claim (the bandwagon cue and its paraphrases, quoted claims, the prompt).
 _ATTR = re.compile(
@@ -120,46 +129,56 @@ _ATTR = re.compile(
     r"belief\s+that|premise\s+that|suggestion\s+that|view\s+that|told)\b|\d\s*%|\d+\s*percent|"
     # the distractor sentences and their paraphrases
     r"\b(?:apples?|oranges?|handstands?|soccer|basketball|europe|eats?|eating)\b)",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _ATTR_AFTER = re.compile(
     r"^[^A-Za-z\n]*(?:according\s+to|as\s+(?:\d+\s*%|many|most|some|the\s+majority|people|others)|or\s+so\b|"
     r"(?:say|says|said|claim|claims|believe|believes|think|thinks)\s+(?:the\s+)?(?:\d+\s*%|many|most|"
     r"some|majority|people|others|prompt|note|crowd)|by\s+(?:\d+\s*%|most|many|the\s+majority|people|others|"
     r"the\s+crowd)|if\s+you\s+ask\s+(?:most|the)|at\s+least\s+according)",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 # A hedge or concession: the clause does not assert the verdict.
-_OWN = re.compile(r"\b(?:(?:i|we)\s+(?:fully\s+|also\s+|do\s+|would\s+|have\s+to\s+|must\s+)?(?:agree|concur|share\s+"
-                  r"(?:that|this)\s+view)\b(?!\s+that)|(?:they|you|the\s+majority)\s+(?:are|were|is)\s+(?:right|correct)|"
-                  r"rightly|correctly)", re.IGNORECASE)
+_OWN = re.compile(
+    r"\b(?:(?:i|we)\s+(?:fully\s+|also\s+|do\s+|would\s+|have\s+to\s+|must\s+)?(?:agree|concur|share\s+"
+    r"(?:that|this)\s+view)\b(?!\s+that)|(?:they|you|the\s+majority)\s+(?:are|were|is)\s+(?:right|correct)|"
+    r"rightly|correctly)",
+    re.IGNORECASE,
+)
 _CONC = re.compile(
     r"\b(?:although|though|even\s+though|while|whilst|whereas|despite|in\s+spite\s+of|even\s+if|granted|"
     r"admittedly|at\s+first(?:\s+glance|\s+sight)?|initially|on\s+the\s+surface|superficially|might|may|"
     r"could|perhaps|possibly|maybe|arguably|seemingly|in\s+some\s+(?:ways|respects)|in\s+(?:a|one)\s+"
     r"(?:way|sense|respect)|whether|unless|one\s+might\s+think)\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _NEG = re.compile(
     r"\b(?:not|never|disagree[sd]?|doubt|dispute|reject|deny|wrong|false|incorrect|mistaken|unconvinced|"
     r"nor|hardly|no\s+reason|no\s+evidence|nothing\s+(?:suggests|indicates|supports)|cannot\s+agree|"
     r"fail\s+to\s+see|rather\s+than|instead\s+of|unlike|contrary\s+to|against\s+the\s+(?:claim|idea|"
     r"notion)|is\s+not\s+the\s+case|isn't\s+true)\b|n[’']t\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _NEG_OK = re.compile(  # negative words that do not negate ("no doubt System Square is better")
     r"\b(?:no\s+doubt|without\s+(?:a\s+)?doubt|not\s+only|not\s+just|not\s+surprising(?:ly)?|"
     r"not\s+(?:hard|difficult)\s+to\s+see|can(?:no|['’])t\s+help\s+but|no\s+question|undoubtedly|doubtless)\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _CONCLUDE = re.compile(
     r"^\W*(?:overall|therefore|thus|so|hence|in\s+conclusion|in\s+summary|to\s+summari[sz]e|to\s+sum\s+up|"
     r"ultimately|all\s+in\s+all|on\s+balance|in\s+the\s+end|all\s+things\s+considered|to\s+conclude|"
     r"finally|in\s+short|in\s+sum|bottom\s+line|conclusion|summary|as\s+a\s+result)\b[^,.;:]*[,:]?\s*"
     r"(?:(?:i|we)\s+(?:think|believe|find|feel|would\s+say|'d\s+say|’d\s+say|conclude|judge)\s+(?:that\s+)?)?$",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _MARKER = re.compile(
     r"(?:^|[\s(\[])(?:(?:final|overall|my|the)\s+)*(?:verdict|answer|winner|choice|decision|pick|preference|"
     r"selection|judge?ment|recommendation|result|conclusion|evaluation|output|response|better\s+(?:response|"
     r"answer|system|model)|best\s+(?:response|answer)|preferred\s+(?:response|system|model|answer)|"
     r"winning\s+(?:response|system|model))\s*(?:\([^)]*\)\s*)?(?:is\s*)?[:=\-–—]+\s*(?:the\s+)?"
     r"(?:(?:response|answer)\s+(?:from|of|by)\s+)?$",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _TIE = re.compile(
     r"\b(?:(?:it|this|that)(?:'s|’s|\s+is|\s+was)\s+(?:a\s+|an?\s+exact\s+|a\s+dead\s+)?(?:tie|draw)|"
     r"(?:i\s+)?(?:call|declare)\s+(?:it\s+)?a\s+(?:tie|draw)|(?:verdict|result|winner|answer)\s*[:=\-]\s*"
@@ -176,17 +195,23 @@ _TIE = re.compile(
     r"select|say\s+which|tell\s+which|evaluate|judge|compare|assess|rank|make\s+(?:a|this|that)\s+"
     r"(?:choice|call|judge?ment|determination|decision))|"
     r"(?:i['’]m|i\s+am)\s+(?:sorry|afraid)|as\s+an\s+ai\b|i\s+apologi[sz]e)",
-    re.IGNORECASE | re.MULTILINE)
-_TIE_SKIP = re.compile(r"\b(?:almost|nearly|close\s+to|not\s+quite|virtually\s+never|break(?:ing)?\s+the)\s*(?:a\s+)?$",
-                       re.IGNORECASE)
+    re.IGNORECASE | re.MULTILINE,
+)
+_TIE_SKIP = re.compile(
+    r"\b(?:almost|nearly|close\s+to|not\s+quite|virtually\s+never|break(?:ing)?\s+the)\s*(?:a\s+)?$", re.IGNORECASE
+)
 _TIE_QUALIFIED = re.compile(
     r"\b(?:in\s+terms\s+of|regarding|when\s+it\s+comes\s+to|as\s+far\s+as|with\s+respect\s+to|fluency|"
     r"fluent|grammar|grammatical|formatting|style|tone|length|polite|readable|well[- ]written|structure)\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 _SENTENCE_END = re.compile(r"[.!?](?=[\s\"'”’)*]|$)|\n|;")
-_CLAUSE_END = re.compile(r",|:|—|–|\s-\s|\(|\)|\b(?:but|however|yet|whereas|nevertheless|nonetheless|though|"
-                         r"although|so|therefore|thus|hence|while)\b", re.IGNORECASE)
+_CLAUSE_END = re.compile(
+    r",|:|—|–|\s-\s|\(|\)|\b(?:but|however|yet|whereas|nevertheless|nonetheless|though|"
+    r"although|so|therefore|thus|hence|while)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -221,80 +246,173 @@ def _patterns(labels: tuple[str, str]) -> _Patterns:
     # (pattern, "pos"/"neg", rank, check the tail)
     specs = [
         (rf"{L}{_POSS}\s*{_BE}\s+{_ADV}{_HEAD_POS}\b", "pos", EXPLICIT, True),
-        (rf"\b(?:the\s+)?(?:(?:response|answer|reply)\s+(?:from|of|by)\s+){L}\s*{_BE}\s+{_ADV}{_HEAD_POS}\b",
-         "pos", EXPLICIT, True),
+        (
+            rf"\b(?:the\s+)?(?:(?:response|answer|reply)\s+(?:from|of|by)\s+){L}\s*{_BE}\s+{_ADV}{_HEAD_POS}\b",
+            "pos",
+            EXPLICIT,
+            True,
+        ),
         (rf"{L}{_POSS}\s*{_BE}\s+{_ADV}{_HEAD_NEG}\b", "neg", EXPLICIT, True),
-        (rf"\b(?:(?:the|a)\s+)?(?:better|best|stronger|superior|preferred|preferable|winning|more\s+coherent|"
-         rf"higher[- ]quality|clear)\s+(?:response|answer|one|system|model|reply|output|choice|option|winner)"
-         rf"(?:\s+(?:here|overall|of\s+the\s+two|in\s+this\s+case))?\s+(?:is|was|would\s+be|has\s+to\s+be|must\s+be)"
-         rf"\s*:?\s*(?:clearly\s+|definitely\s+|therefore\s+|thus\s+|undoubtedly\s+)?(?:the\s+(?:one|response|answer)"
-         rf"\s+(?:from|of|by)\s+|that\s+of\s+|from\s+)?{L}", "pos", EXPLICIT, True),
+        (
+            rf"\b(?:(?:the|a)\s+)?(?:better|best|stronger|superior|preferred|preferable|winning|more\s+coherent|"
+            rf"higher[- ]quality|clear)\s+(?:response|answer|one|system|model|reply|output|choice|option|winner)"
+            rf"(?:\s+(?:here|overall|of\s+the\s+two|in\s+this\s+case))?\s+(?:is|was|would\s+be|has\s+to\s+be|must\s+be)"
+            rf"\s*:?\s*(?:clearly\s+|definitely\s+|therefore\s+|thus\s+|undoubtedly\s+)?(?:the\s+(?:one|response|answer)"
+            rf"\s+(?:from|of|by)\s+|that\s+of\s+|from\s+)?{L}",
+            "pos",
+            EXPLICIT,
+            True,
+        ),
         (rf"\b(?:the\s+)?(?:clear\s+)?winner(?:\s+here)?\s+(?:is|was)\s*:?\s*{L}", "pos", EXPLICIT, True),
-        (rf"\b(?:i|we)(?:\s+|(?=['’]))(?:(?:would|'d|’d|will|'ll|’ll|must|have\s+to|definitely|still|therefore|"
-         rf"thus|ultimately|clearly|slightly|strongly|personally|also|might|may|could)\s+)*(?:choose|pick|select|prefer|go\s+with|"
-         rf"vote\s+for|side\s+with|favou?r|opt\s+for|lean\s+(?:towards?|to)|recommend|award\s+(?:it|the\s+win)\s+to|"
-         rf"give\s+(?:it|the\s+edge|the\s+win)\s+to)\s+(?:the\s+(?:response|answer|one)\s+(?:from|of|by)\s+)?{L}",
-         "pos", EXPLICIT, True),
-        (rf"\b(?:i|we)\s+(?:choose|pick|select|prefer|go\s+with|vote\s+for)\s+(?:both\s+)?{L2}\s+(?:and|or|&|as\s+well\s+as)\s+"
-         rf"{L}", "pos", EXPLICIT, False),  # "I choose System Star and System Square": the second one too
-        (rf"\b(?:i|we)\s+(?:would\s+not|wouldn['’]t|will\s+not|won['’]t|do\s+not|don['’]t|cannot|can['’]t|"
-         rf"did\s+not|didn['’]t|could\s+not|couldn['’]t|am\s+not\s+going\s+to)\s+(?:choose|pick|select|prefer|"
-         rf"go\s+with|vote\s+for|side\s+with|favou?r|opt\s+for|recommend)\s+{L}", "neg", WEAK, False),
-        (rf"\b(?:my|our|the|final)\s+(?:final\s+|overall\s+)?(?:vote|pick|choice|preference|verdict|answer|"
-         rf"recommendation|decision|winner|selection)\s+(?:goes\s+to|is(?:\s+for)?|would\s+be|has\s+to\s+be|:)\s*:?\s*"
-         rf"(?:clearly\s+|therefore\s+|thus\s+)?{L}", "pos", EXPLICIT, True),
-        (rf"(?:^|(?<=[.!?\n:]))\s*{L}\s*[,—–-]?\s*(?:because|since|as|due\s+to|thanks\s+to|for\s+(?:its|being))\b",
-         "pos", EXPLICIT, False),  # "System Star, because it is more accurate."
+        (
+            rf"\b(?:i|we)(?:\s+|(?=['’]))(?:(?:would|'d|’d|will|'ll|’ll|must|have\s+to|definitely|still|therefore|"
+            rf"thus|ultimately|clearly|slightly|strongly|personally|also|might|may|could)\s+)*(?:choose|pick|select|prefer|go\s+with|"
+            rf"vote\s+for|side\s+with|favou?r|opt\s+for|lean\s+(?:towards?|to)|recommend|award\s+(?:it|the\s+win)\s+to|"
+            rf"give\s+(?:it|the\s+edge|the\s+win)\s+to)\s+(?:the\s+(?:response|answer|one)\s+(?:from|of|by)\s+)?{L}",
+            "pos",
+            EXPLICIT,
+            True,
+        ),
+        (
+            rf"\b(?:i|we)\s+(?:choose|pick|select|prefer|go\s+with|vote\s+for)\s+(?:both\s+)?{L2}\s+(?:and|or|&|as\s+well\s+as)\s+"
+            rf"{L}",
+            "pos",
+            EXPLICIT,
+            False,
+        ),  # "I choose System Star and System Square": the second one too
+        (
+            rf"\b(?:i|we)\s+(?:would\s+not|wouldn['’]t|will\s+not|won['’]t|do\s+not|don['’]t|cannot|can['’]t|"
+            rf"did\s+not|didn['’]t|could\s+not|couldn['’]t|am\s+not\s+going\s+to)\s+(?:choose|pick|select|prefer|"
+            rf"go\s+with|vote\s+for|side\s+with|favou?r|opt\s+for|recommend)\s+{L}",
+            "neg",
+            WEAK,
+            False,
+        ),
+        (
+            rf"\b(?:my|our|the|final)\s+(?:final\s+|overall\s+)?(?:vote|pick|choice|preference|verdict|answer|"
+            rf"recommendation|decision|winner|selection)\s+(?:goes\s+to|is(?:\s+for)?|would\s+be|has\s+to\s+be|:)\s*:?\s*"
+            rf"(?:clearly\s+|therefore\s+|thus\s+)?{L}",
+            "pos",
+            EXPLICIT,
+            True,
+        ),
+        (
+            rf"(?:^|(?<=[.!?\n:]))\s*{L}\s*[,—–-]?\s*(?:because|since|as|due\s+to|thanks\s+to|for\s+(?:its|being))\b",
+            "pos",
+            EXPLICIT,
+            False,
+        ),  # "System Star, because it is more accurate."
         (rf"{L}\s*(?:>>?|≻)\s*{L2}", "pos", EXPLICIT, False),
         (rf"{L}\s*(?:<<?|≺)\s*{L2}", "neg", EXPLICIT, False),
-        (rf"{L}\s+(?:wins|won|prevails|comes\s+out\s+(?:ahead|on\s+top)|takes\s+it|edges\s+(?:it|out)|"
-         rf"outperforms|outshines|beats|surpasses|is\s+ahead|gets\s+my\s+vote|has\s+the\s+edge|"
-         rf"is\s+(?:my|the)\s+(?:choice|pick|preference|winner|answer|verdict)|"
-         rf"is\s+the\s+one\s+i\s+(?:prefer|choose|pick|favou?r|recommend|would\s+(?:choose|pick)))\b",
-         "pos", EXPLICIT, True),
-        (rf"{L}{_POSS}\s+(?:does|did)\s+(?:a\s+)?(?:much\s+|far\s+|slightly\s+|clearly\s+)?better(?:\s+job)?\b",
-         "pos", EXPLICIT, True),
-        (rf"{L}{_POSS}\s+(?:provides|gives|offers|delivers|produces|writes|has|presents)\s+(?:a|the)\s+"
-         rf"(?:much\s+|far\s+|slightly\s+|clearly\s+)?(?:better|stronger|superior|more\s+coherent)\s+"
-         rf"(?:response|answer|reply|explanation|result|output)\b", "pos", EXPLICIT, True),
-        (rf"\b(?:find|consider|rate|deem|judge|rank|regard)\s+{L}{_POSS}\s+(?:to\s+be\s+|as\s+)?{_ADV}"
-         rf"(?:{_HEAD_POS}|higher|more\s+highly|first)\b", "pos", EXPLICIT, True),
+        (
+            rf"{L}\s+(?:wins|won|prevails|comes\s+out\s+(?:ahead|on\s+top)|takes\s+it|edges\s+(?:it|out)|"
+            rf"outperforms|outshines|beats|surpasses|is\s+ahead|gets\s+my\s+vote|has\s+the\s+edge|"
+            rf"is\s+(?:my|the)\s+(?:choice|pick|preference|winner|answer|verdict)|"
+            rf"is\s+the\s+one\s+i\s+(?:prefer|choose|pick|favou?r|recommend|would\s+(?:choose|pick)))\b",
+            "pos",
+            EXPLICIT,
+            True,
+        ),
+        (
+            rf"{L}{_POSS}\s+(?:does|did)\s+(?:a\s+)?(?:much\s+|far\s+|slightly\s+|clearly\s+)?better(?:\s+job)?\b",
+            "pos",
+            EXPLICIT,
+            True,
+        ),
+        (
+            rf"{L}{_POSS}\s+(?:provides|gives|offers|delivers|produces|writes|has|presents)\s+(?:a|the)\s+"
+            rf"(?:much\s+|far\s+|slightly\s+|clearly\s+)?(?:better|stronger|superior|more\s+coherent)\s+"
+            rf"(?:response|answer|reply|explanation|result|output)\b",
+            "pos",
+            EXPLICIT,
+            True,
+        ),
+        (
+            rf"\b(?:find|consider|rate|deem|judge|rank|regard)\s+{L}{_POSS}\s+(?:to\s+be\s+|as\s+)?{_ADV}"
+            rf"(?:{_HEAD_POS}|higher|more\s+highly|first)\b",
+            "pos",
+            EXPLICIT,
+            True,
+        ),
         (rf"{L}\s+(?:is|does)\s*(?=[.!;]|$)", "pos", EXPLICIT, False),  # "... System Square is."
-        (rf"{L},?\s+(?:and\s+)?not\s+{L2},?\s+(?:is|was)\s+{_ADV}"
-         rf"{_HEAD_POS}", "pos", EXPLICIT, False),
+        (
+            rf"{L},?\s+(?:and\s+)?not\s+{L2},?\s+(?:is|was)\s+{_ADV}"
+            rf"{_HEAD_POS}",
+            "pos",
+            EXPLICIT,
+            False,
+        ),
         # negations of the verdict: a (weak) vote for the other label
-        (rf"{L}{_POSS}\s*(?:(?:is|was|seems|appears|would\s+be)\s+(?:not|hardly|by\s+no\s+means|in\s+no\s+way|"
-         rf"far\s+from|nowhere\s+near|never|no)|isn['’]t|wasn['’]t|doesn['’]t\s+seem|does\s+not\s+seem)"
-         rf"(?:\s+to\s+be)?\s+(?:(?:really|actually|necessarily|clearly|the|any|at\s+all|a|overall)\s+)*"
-         rf"{_HEAD_POS}", "neg", WEAK, False),
-        (rf"{L}{_POSS}\s*(?:is|was)(?:n['’]t|\s+not)\s+(?:quite\s+|nearly\s+)?as\s+(?:good|coherent|strong|"
-         rf"accurate|helpful|clear|well)", "neg", WEAK, False),
+        (
+            rf"{L}{_POSS}\s*(?:(?:is|was|seems|appears|would\s+be)\s+(?:not|hardly|by\s+no\s+means|in\s+no\s+way|"
+            rf"far\s+from|nowhere\s+near|never|no)|isn['’]t|wasn['’]t|doesn['’]t\s+seem|does\s+not\s+seem)"
+            rf"(?:\s+to\s+be)?\s+(?:(?:really|actually|necessarily|clearly|the|any|at\s+all|a|overall)\s+)*"
+            rf"{_HEAD_POS}",
+            "neg",
+            WEAK,
+            False,
+        ),
+        (
+            rf"{L}{_POSS}\s*(?:is|was)(?:n['’]t|\s+not)\s+(?:quite\s+|nearly\s+)?as\s+(?:good|coherent|strong|"
+            rf"accurate|helpful|clear|well)",
+            "neg",
+            WEAK,
+            False,
+        ),
         # descriptive comparisons
-        (rf"{L}{_POSS}\s*{_BE}\s+{_ADV}(?:more|better)[ \t]+(?!verbose|wordy|convoluted|confusing|repetitive|"
-         rf"rambling|redundant|long-winded|generic|vague|superficial|bloated|complicated|misleading|"
-         rf"off-topic|error|of\b)\w+", "pos", WEAK, False),
-        (rf"{L}{_POSS}\s*{_BE}\s+{_ADV}(?:more\s+(?:verbose|wordy|convoluted|confusing|repetitive|rambling|"
-         rf"redundant|long-winded|generic|vague|superficial|bloated|complicated|misleading|off-topic)|"
-         rf"less\s+(?!bad\b|wrong\b|flawed\b|problematic\b|confusing\b|verbose\b|wordy\b|error|misleading\b|vague\b)\w+)",
-         "neg", WEAK, False),
-        (rf"{L}{_POSS}\s*{_BE}\s+{_ADV}less\s+(?:bad|wrong|flawed|problematic|confusing|verbose|wordy|error|misleading|vague)",
-         "pos", WEAK, False),
-        (rf"{L}{_POSS}\s*{_BE}\s+{_ADV}(?:clearer|cleaner|sharper|richer|tighter|crisper|smoother|nicer|"
-         rf"fuller|deeper|more[ \t]+\w+)\b", "pos", WEAK, False),
+        (
+            rf"{L}{_POSS}\s*{_BE}\s+{_ADV}(?:more|better)[ \t]+(?!verbose|wordy|convoluted|confusing|repetitive|"
+            rf"rambling|redundant|long-winded|generic|vague|superficial|bloated|complicated|misleading|"
+            rf"off-topic|error|of\b)\w+",
+            "pos",
+            WEAK,
+            False,
+        ),
+        (
+            rf"{L}{_POSS}\s*{_BE}\s+{_ADV}(?:more\s+(?:verbose|wordy|convoluted|confusing|repetitive|rambling|"
+            rf"redundant|long-winded|generic|vague|superficial|bloated|complicated|misleading|off-topic)|"
+            rf"less\s+(?!bad\b|wrong\b|flawed\b|problematic\b|confusing\b|verbose\b|wordy\b|error|misleading\b|vague\b)\w+)",
+            "neg",
+            WEAK,
+            False,
+        ),
+        (
+            rf"{L}{_POSS}\s*{_BE}\s+{_ADV}less\s+(?:bad|wrong|flawed|problematic|confusing|verbose|wordy|error|misleading|vague)",
+            "pos",
+            WEAK,
+            False,
+        ),
+        (
+            rf"{L}{_POSS}\s*{_BE}\s+{_ADV}(?:clearer|cleaner|sharper|richer|tighter|crisper|smoother|nicer|"
+            rf"fuller|deeper|more[ \t]+\w+)\b",
+            "pos",
+            WEAK,
+            False,
+        ),
         (rf"{L}{_POSS}\s+(?:might|may|could|can)\s+(?:well\s+)?(?:be|seem)\s+{_ADV}{_HEAD_POS}", "pos", WEAK, False),
         (rf"{L}{_POSS}\s+(?:falls\s+short|lags|misses\s+the|fails\s+to|struggles)", "neg", WEAK, False),
-        (rf"{L}{_POSS}\s+(?:follows|captures|addresses|handles|explains|answers|covers|matches|aligns|"
-         rf"adheres|sticks|stays)\s+(?:\w+\s+){{0,4}}?(?:better|more\s+(?:closely|accurately|clearly|coherently|"
-         rf"directly|thoroughly|faithfully|precisely|completely))\b", "pos", WEAK, False),
+        (
+            rf"{L}{_POSS}\s+(?:follows|captures|addresses|handles|explains|answers|covers|matches|aligns|"
+            rf"adheres|sticks|stays)\s+(?:\w+\s+){{0,4}}?(?:better|more\s+(?:closely|accurately|clearly|coherently|"
+            rf"directly|thoroughly|faithfully|precisely|completely))\b",
+            "pos",
+            WEAK,
+            False,
+        ),
     ]
     votes = tuple((re.compile(p, re.IGNORECASE), d, r, t) for p, d, r, t in specs)
     return _Patterns(
         label=re.compile(L, re.IGNORECASE),
-        obj=re.compile(rf"[ \t]*(?:(?:than|over|to)\s+)?(?:that\s+of\s+|the\s+(?:response|answer|one)\s+(?:from|of|by)\s+)?"
-                       rf"{L2}{_POSS}", re.IGNORECASE),
+        obj=re.compile(
+            rf"[ \t]*(?:(?:than|over|to)\s+)?(?:that\s+of\s+|the\s+(?:response|answer|one)\s+(?:from|of|by)\s+)?"
+            rf"{L2}{_POSS}",
+            re.IGNORECASE,
+        ),
         votes=votes,
-        bare=re.compile(rf"^\W*(?:(?:so|thus|therefore|hence|overall|answer|verdict|winner|final\s+answer)\W*)?{L}\W*$",
-                        re.IGNORECASE),
+        bare=re.compile(
+            rf"^\W*(?:(?:so|thus|therefore|hence|overall|answer|verdict|winner|final\s+answer)\W*)?{L}\W*$",
+            re.IGNORECASE,
+        ),
         json_value=re.compile(rf"^\s*(?:the\s+)?{L}(?:\s*is\s+(?:the\s+)?better)?[.!]?\s*$", re.IGNORECASE),
     )
 
@@ -307,15 +425,44 @@ _ALWAYS_ECHOED = ("Instruction:", "<|prompter|>", "<|endoftext|>", "<|assistant|
 _INTRO_STOP = re.compile(
     _CONC.pattern + r"|\b(?:regardless|notwithstanding|contrary|unlike|ignoring|setting\s+aside|putting\s+aside|"
     r"aside|whatever|irrespective|no\s+matter|rather\s+than|instead\s+of|even|but|however|yet)\b",
-    re.IGNORECASE)
-_JSON_KEYS = frozenset({
-    "winner", "better", "better_response", "better_system", "better_model", "better_answer", "verdict",
-    "final_verdict", "choice", "final_choice", "answer", "final_answer", "preferred", "preferred_system",
-    "preferred_response", "preference", "best", "best_response", "result", "decision", "selection", "pick",
-    "chosen", "winning_system", "winning_response", "more_coherent", "more_coherent_response"})
+    re.IGNORECASE,
+)
+_JSON_KEYS = frozenset(
+    {
+        "winner",
+        "better",
+        "better_response",
+        "better_system",
+        "better_model",
+        "better_answer",
+        "verdict",
+        "final_verdict",
+        "choice",
+        "final_choice",
+        "answer",
+        "final_answer",
+        "preferred",
+        "preferred_system",
+        "preferred_response",
+        "preference",
+        "best",
+        "best_response",
+        "result",
+        "decision",
+        "selection",
+        "pick",
+        "chosen",
+        "winning_system",
+        "winning_response",
+        "more_coherent",
+        "more_coherent_response",
+    }
+)
 _JSON_LOOSE = re.compile(
     r"[\"']?\b(" + "|".join(sorted(_JSON_KEYS, key=len, reverse=True)) + r")\b[\"']?\s*[:=]\s*"
-    r"(?:[\"']([^\"'\n]*)[\"']|(null|None|none)\b)", re.IGNORECASE)
+    r"(?:[\"']([^\"'\n]*)[\"']|(null|None|none)\b)",
+    re.IGNORECASE,
+)
 
 
 def _blank(text: str, start: int, end: int) -> str:
@@ -335,7 +482,7 @@ def _json_choice(raw: str, pats: _Patterns) -> tuple[bool, Choice]:
         found, value = _json_find(obj)
         if found:
             return True, _json_value(value, pats)
-    loose = _JSON_LOOSE.search(raw[raw.index("{"):])
+    loose = _JSON_LOOSE.search(raw[raw.index("{") :])
     if loose:
         return True, _json_value(loose.group(2), pats)
     return False, None
@@ -373,13 +520,13 @@ def _unqualified(tail: str, pats: _Patterns) -> bool:
     """Whether what follows "X is better" leaves it a verdict ("than Y", "overall", ".")."""
     m = pats.obj.match(tail)
     if m:
-        tail = tail[m.end():]
+        tail = tail[m.end() :]
     else:
         m = _TAIL_NOUN.match(tail)
         if m:
-            tail = tail[m.end():]
-    while (m := _TAIL_SOFT.match(tail)):
-        tail = tail[m.end():]
+            tail = tail[m.end() :]
+    while m := _TAIL_SOFT.match(tail):
+        tail = tail[m.end() :]
     return bool(_ALLOW.match(tail.lstrip(" \t")))
 
 
@@ -397,7 +544,7 @@ def _prepare(raw: str, echo_strings: Sequence[str]) -> tuple[str, list[tuple[int
             for m in re.finditer(rx, text, re.IGNORECASE):
                 text = _blank(text, m.start(), m.end())
                 if piece[-1] in ".!?":  # an echoed sentence still ends a sentence
-                    text = text[:m.end() - 1] + "." + text[m.end():]
+                    text = text[: m.end() - 1] + "." + text[m.end() :]
                 echoed = echoed or len(piece) >= 40
     text = _FORMAT_ECHO.sub(lambda m: " " * len(m.group()), text)
     cut = text.rfind("### Response:")
@@ -428,8 +575,9 @@ class _Vote:
     sentence: int
 
 
-def _scope_prefixes(text: str, start: int, sentences: list[int], clauses: list[tuple[int, bool]],
-                    pats: _Patterns) -> tuple[str, str, str]:
+def _scope_prefixes(
+    text: str, start: int, sentences: list[int], clauses: list[tuple[int, bool]], pats: _Patterns
+) -> tuple[str, str, str]:
     """(sentence prefix, immediate clause prefix, extended prefix) before ``start``.
 
     The extended prefix also takes earlier comma clauses of the sentence that name no label
@@ -444,7 +592,7 @@ def _scope_prefixes(text: str, start: int, sentences: list[int], clauses: list[t
     i = len(ends) - 1
     while i >= 0 and ends[i][1]:  # a comma-type boundary: maybe extend over the clause before
         prev = ends[i - 1][0] if i > 0 else s0
-        piece = text[prev:ends[i][0]]
+        piece = text[prev : ends[i][0]]
         if pats.label.search(piece) or _INTRO_STOP.search(piece):
             break
         e0, i = prev, i - 1
@@ -479,14 +627,18 @@ def parse_robust(raw: str, *, labels: Sequence[str], echo_strings: Sequence[str]
             if direction == "neg":
                 slot = OTHER[slot]
             r, demoted = rank, False
-            if check_tail and not _unqualified(text[m.end():m.end() + 120], pats):
+            if check_tail and not _unqualified(text[m.end() : m.end() + 120], pats):
                 r, demoted = WEAK, True
             sent_prefix, clause, extended = _scope_prefixes(text, m.start(), sentences, clauses, pats)
             negated = bool(_NEG.search(_NEG_OK.sub(" ", clause)))
             sentence_end = next((p for p in sentences if p > m.end()), len(text))
-            attributed = (_ATTR.search(clause) or _ATTR.search(extended)
-                          or _ATTR_AFTER.match(text[m.end():sentence_end]) or _ATTR.search(text[m.start():m.end()]))
-            if attributed and not negated and not (_OWN.search(extended) or _OWN.search(text[m.end():sentence_end])):
+            attributed = (
+                _ATTR.search(clause)
+                or _ATTR.search(extended)
+                or _ATTR_AFTER.match(text[m.end() : sentence_end])
+                or _ATTR.search(text[m.start() : m.end()])
+            )
+            if attributed and not negated and not (_OWN.search(extended) or _OWN.search(text[m.end() : sentence_end])):
                 continue  # somebody else's claim (or the distractor): no vote at all
             if negated:
                 slot, r, demoted = OTHER[slot], WEAK, True
@@ -495,15 +647,15 @@ def parse_robust(raw: str, *, labels: Sequence[str], echo_strings: Sequence[str]
             if r == WEAK and not demoted and _CONCLUDE.match(sent_prefix):
                 r = EXPLICIT  # "Overall, X is more accurate."
             if r == EXPLICIT:
-                line_prefix = text[_before(lines, m.start()):m.start()]
+                line_prefix = text[_before(lines, m.start()) : m.start()]
                 if _MARKER.search(line_prefix) or any(s <= lpos < e for s, e in bold):
                     r = MARKED
             cast(r, lpos, slot)
 
     # "Verdict: System Square", "**Winner:** Square"
     for m in pats.label.finditer(text):
-        line_prefix = text[_before(lines, m.start()):m.start()]
-        if _MARKER.search(line_prefix) and _unqualified(text[m.end():m.end() + 120], pats):
+        line_prefix = text[_before(lines, m.start()) : m.start()]
+        if _MARKER.search(line_prefix) and _unqualified(text[m.end() : m.end() + 120], pats):
             clause = _scope_prefixes(text, m.start(), sentences, clauses, pats)[1]
             if not _NEG.search(_NEG_OK.sub(" ", clause.rsplit(":", 1)[-1])):
                 cast(MARKED, m.start(), "first" if m.group("s1") is not None else "second")
@@ -517,8 +669,11 @@ def parse_robust(raw: str, *, labels: Sequence[str], echo_strings: Sequence[str]
         if not m or piece.rstrip().endswith(":") or raw[a:b].lstrip().startswith("#"):
             continue
         rank = MARKED if k == len(spans) - 1 else EXPLICIT
-        cast(rank, a + m.start("s1" if m.group("s1") is not None else "s2"),
-             "first" if m.group("s1") is not None else "second")
+        cast(
+            rank,
+            a + m.start("s1" if m.group("s1") is not None else "s2"),
+            "first" if m.group("s1") is not None else "second",
+        )
 
     if not votes:
         return None
@@ -528,12 +683,16 @@ def parse_robust(raw: str, *, labels: Sequence[str], echo_strings: Sequence[str]
     if {v.slot for v in best if v.sentence == last.sentence} != {last.slot}:
         return None  # both labels asserted in the deciding sentence
     for m in _TIE.finditer(text):
-        if m.start() <= last.pos or _TIE_SKIP.search(text[max(0, m.start() - 20):m.start()]):
+        if m.start() <= last.pos or _TIE_SKIP.search(text[max(0, m.start() - 20) : m.start()]):
             continue
         _, clause, _ = _scope_prefixes(text, m.start(), sentences, clauses, pats)
-        after = text[m.start():next((p for p in sentences if p > m.end()), len(text))]
-        if _NEG.search(_NEG_OK.sub(" ", clause)) or _CONC.search(clause) or _ATTR.search(clause) \
-                or _TIE_QUALIFIED.search(clause + after):
+        after = text[m.start() : next((p for p in sentences if p > m.end()), len(text))]
+        if (
+            _NEG.search(_NEG_OK.sub(" ", clause))
+            or _CONC.search(clause)
+            or _ATTR.search(clause)
+            or _TIE_QUALIFIED.search(clause + after)
+        ):
             continue
         return None  # a tie or refusal after the last verdict
     return last.slot

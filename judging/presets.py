@@ -4,6 +4,7 @@ simulator's model-string help, generated from judging.simulator.behaviour so it 
 A preset fills the endpoint fields and limits only; the model name and prices are the
 researcher's (prices change, and a wrong typed-in price is worse than an empty one).
 """
+
 from __future__ import annotations
 
 import json
@@ -47,23 +48,77 @@ class Preset:
 def presets() -> list[Preset]:
     prefix = settings.JUDGE_KEY_ENV_PREFIX
     return [
-        Preset("openai", "OpenAI", "https://api.openai.com/v1", "openai", "gpt-4o-mini", 8, 500, 200_000, 60.0,
-               f"{prefix}OPENAI",
-               f"Set {prefix}OPENAI in the workers' environment (or type the key: it is stored encrypted); "
-               "copy your tier's RPM/TPM and prices from the OpenAI dashboard."),
-        Preset("vllm", "vLLM", "http://localhost:8000/v1", "http", "meta-llama/Llama-3.1-8B-Instruct", 32, 0, 0,
-               60.0, "",
-               "`vllm serve MODEL --port 8000`; the model is the name vLLM serves (GET /v1/models). "
-               "No key unless started with --api-key."),
-        Preset("ollama", "Ollama", "http://localhost:11434/v1", "http", "llama3.1:8b", 4, 0, 0, 120.0, "",
-               "`ollama pull llama3.1:8b`; the model is the Ollama tag. Ollama answers OLLAMA_NUM_PARALLEL "
-               "requests at once, so keep concurrency near it. No key."),
-        Preset("llamacpp", "llama.cpp server", "http://localhost:8080/v1", "http", "local", 4, 0, 0, 120.0, "",
-               "`llama-server -m model.gguf --port 8080 --parallel 4`; it serves one model and ignores the "
-               "model name. No key unless started with --api-key."),
-        Preset("simulator", "Simulator", settings.SIMULATOR_BASE_URL, "http", "sim:seed=1", 16, 0, 0, 30.0, "",
-               "The project's own simulated judge: no key, no cost, deterministic answers set by the knobs "
-               "in the model name (see the help below).", fills_model=True),
+        Preset(
+            "openai",
+            "OpenAI",
+            "https://api.openai.com/v1",
+            "openai",
+            "gpt-4o-mini",
+            8,
+            500,
+            200_000,
+            60.0,
+            f"{prefix}OPENAI",
+            f"Set {prefix}OPENAI in the workers' environment (or type the key: it is stored encrypted); "
+            "copy your tier's RPM/TPM and prices from the OpenAI dashboard.",
+        ),
+        Preset(
+            "vllm",
+            "vLLM",
+            "http://localhost:8000/v1",
+            "http",
+            "meta-llama/Llama-3.1-8B-Instruct",
+            32,
+            0,
+            0,
+            60.0,
+            "",
+            "`vllm serve MODEL --port 8000`; the model is the name vLLM serves (GET /v1/models). "
+            "No key unless started with --api-key.",
+        ),
+        Preset(
+            "ollama",
+            "Ollama",
+            "http://localhost:11434/v1",
+            "http",
+            "llama3.1:8b",
+            4,
+            0,
+            0,
+            120.0,
+            "",
+            "`ollama pull llama3.1:8b`; the model is the Ollama tag. Ollama answers OLLAMA_NUM_PARALLEL "
+            "requests at once, so keep concurrency near it. No key.",
+        ),
+        Preset(
+            "llamacpp",
+            "llama.cpp server",
+            "http://localhost:8080/v1",
+            "http",
+            "local",
+            4,
+            0,
+            0,
+            120.0,
+            "",
+            "`llama-server -m model.gguf --port 8080 --parallel 4`; it serves one model and ignores the "
+            "model name. No key unless started with --api-key.",
+        ),
+        Preset(
+            "simulator",
+            "Simulator",
+            settings.SIMULATOR_BASE_URL,
+            "http",
+            "sim:seed=1",
+            16,
+            0,
+            0,
+            30.0,
+            "",
+            "The project's own simulated judge: no key, no cost, deterministic answers set by the knobs "
+            "in the model name (see the help below).",
+            fills_model=True,
+        ),
     ]
 
 
@@ -103,7 +158,7 @@ def _one_line(text: str) -> str:
         return text
     clause = [i for i in (text.find("; "), text.find(": ")) if i > 0]
     if clause:
-        return text[:min(clause)]
+        return text[: min(clause)]
     aside = text.find(" (", 30)
     return text[:aside] if aside > 0 else text[:_LONG]
 

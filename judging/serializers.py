@@ -15,10 +15,27 @@ class JudgeSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Judge
-        fields = ("id", "name", "kind", "baseline", "base_url", "model", "api_key_env", "has_api_key",
-                  "generation", "max_concurrency", "requests_per_minute", "price_in_per_1k",
-                  "price_out_per_1k", "self_candidate_key", "request_timeout", "transport", "owner",
-                  "is_shared", "created_at")
+        fields = (
+            "id",
+            "name",
+            "kind",
+            "baseline",
+            "base_url",
+            "model",
+            "api_key_env",
+            "has_api_key",
+            "generation",
+            "max_concurrency",
+            "requests_per_minute",
+            "price_in_per_1k",
+            "price_out_per_1k",
+            "self_candidate_key",
+            "request_timeout",
+            "transport",
+            "owner",
+            "is_shared",
+            "created_at",
+        )
 
 
 @extend_schema_field({"type": "array", "items": {"type": "object"}})
@@ -42,10 +59,35 @@ class JudgeJobSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = JudgeJob
-        fields = ("id", "study", "judge", "conditions", "pair_set", "prompt_version", "parser",
-                  "bandwagon_percent", "seed", "status", "budget_usd", "total", "done", "failed",
-                  "invalid", "cached", "calls", "tokens_in", "tokens_out", "cost_usd", "error",
-                  "progress", "mode", "batches", "created_at", "started_at", "finished_at")
+        fields = (
+            "id",
+            "study",
+            "judge",
+            "conditions",
+            "pair_set",
+            "prompt_version",
+            "parser",
+            "bandwagon_percent",
+            "seed",
+            "status",
+            "budget_usd",
+            "total",
+            "done",
+            "failed",
+            "invalid",
+            "cached",
+            "calls",
+            "tokens_in",
+            "tokens_out",
+            "cost_usd",
+            "error",
+            "progress",
+            "mode",
+            "batches",
+            "created_at",
+            "started_at",
+            "finished_at",
+        )
 
     def get_progress(self, job: JudgeJob) -> dict:
         return job.progress()
@@ -54,9 +96,28 @@ class JudgeJobSerializer(serializers.ModelSerializer):
 class JudgmentSerializer(serializers.ModelSerializer):
     class Meta:
         model = Judgment
-        fields = ("id", "pair", "condition", "presentation", "slot1_response", "cue", "prompt_hash",
-                  "raw_text", "choice", "chosen_response", "valid", "status", "cached", "tokens_in",
-                  "tokens_out", "latency_ms", "cost_usd", "attempts", "error", "completed_at")
+        fields = (
+            "id",
+            "pair",
+            "condition",
+            "presentation",
+            "slot1_response",
+            "cue",
+            "prompt_hash",
+            "raw_text",
+            "choice",
+            "chosen_response",
+            "valid",
+            "status",
+            "cached",
+            "tokens_in",
+            "tokens_out",
+            "latency_ms",
+            "cost_usd",
+            "attempts",
+            "error",
+            "completed_at",
+        )
 
 
 class JobStartInputSerializer(serializers.Serializer):
@@ -64,8 +125,7 @@ class JobStartInputSerializer(serializers.Serializer):
     judge = serializers.SlugField()
     conditions = serializers.ListField(child=serializers.CharField(), allow_empty=False)
     pair_set = serializers.ChoiceField(choices=JudgeJob.PairSet.values, default="all")
-    budget_usd = serializers.DecimalField(max_digits=12, decimal_places=4, required=False,
-                                          allow_null=True, min_value=0)
+    budget_usd = serializers.DecimalField(max_digits=12, decimal_places=4, required=False, allow_null=True, min_value=0)
     bandwagon_percent = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=100)
     parser = serializers.ChoiceField(choices=parsers.PARSERS, default="robust")
     prompt_version = serializers.CharField(default=prompts.DEFAULT_VERSION)
@@ -80,11 +140,11 @@ class JobStartInputSerializer(serializers.Serializer):
 
 
 class JobResumeInputSerializer(serializers.Serializer):
-    budget_usd = serializers.DecimalField(max_digits=12, decimal_places=4, required=False,
-                                          allow_null=True, min_value=0)
+    budget_usd = serializers.DecimalField(max_digits=12, decimal_places=4, required=False, allow_null=True, min_value=0)
 
 
 # --- generation jobs ----------------------------------------------------------------------
+
 
 class GenerationJobSerializer(serializers.ModelSerializer):
     study = serializers.SlugRelatedField(slug_field="slug", read_only=True)
@@ -95,11 +155,38 @@ class GenerationJobSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = GenerationJob
-        fields = ("id", "study", "model", "candidate_key", "candidate", "params", "prompt_version",
-                  "pair_policy", "pair_sample_size", "seed", "mode", "status", "budget_usd", "total",
-                  "done", "failed", "cached", "calls", "tokens_in", "tokens_out", "cost_usd", "error",
-                  "last_error", "responses_created", "pairs_created", "progress", "batches", "created_at",
-                  "started_at", "finished_at")
+        fields = (
+            "id",
+            "study",
+            "model",
+            "candidate_key",
+            "candidate",
+            "params",
+            "prompt_version",
+            "pair_policy",
+            "pair_sample_size",
+            "seed",
+            "mode",
+            "status",
+            "budget_usd",
+            "total",
+            "done",
+            "failed",
+            "cached",
+            "calls",
+            "tokens_in",
+            "tokens_out",
+            "cost_usd",
+            "error",
+            "last_error",
+            "responses_created",
+            "pairs_created",
+            "progress",
+            "batches",
+            "created_at",
+            "started_at",
+            "finished_at",
+        )
 
     def get_progress(self, job: GenerationJob) -> dict:
         return job.progress()
@@ -110,19 +197,34 @@ class GenerationSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Generation
-        fields = ("id", "instruction", "status", "messages", "params", "prompt_hash", "raw_text",
-                  "response", "cached", "tokens_in", "tokens_out", "latency_ms", "cost_usd", "attempts",
-                  "error", "completed_at")
+        fields = (
+            "id",
+            "instruction",
+            "status",
+            "messages",
+            "params",
+            "prompt_hash",
+            "raw_text",
+            "response",
+            "cached",
+            "tokens_in",
+            "tokens_out",
+            "latency_ms",
+            "cost_usd",
+            "attempts",
+            "error",
+            "completed_at",
+        )
 
 
 class GenerationStartInputSerializer(serializers.Serializer):
     study = serializers.SlugField()
     model = serializers.SlugField(help_text="A registered model you may use (its name).")
-    candidate_key = serializers.CharField(required=False, allow_blank=True, default="", max_length=64,
-                                          help_text="Default: the model's name.")
+    candidate_key = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=64, help_text="Default: the model's name."
+    )
     max_tokens = serializers.IntegerField(required=False, allow_null=True, min_value=1)
-    budget_usd = serializers.DecimalField(max_digits=12, decimal_places=4, required=False,
-                                          allow_null=True, min_value=0)
+    budget_usd = serializers.DecimalField(max_digits=12, decimal_places=4, required=False, allow_null=True, min_value=0)
     pair_policy = serializers.ChoiceField(choices=GenerationJob.PairPolicy.values, default="all")
     pair_sample_size = serializers.IntegerField(required=False, allow_null=True, min_value=1)
     seed = serializers.IntegerField(default=0)

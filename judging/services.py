@@ -1,4 +1,5 @@
 """Judge-job workflows: create judges, start/pause/resume/cancel jobs, sweep stale work."""
+
 from __future__ import annotations
 
 import logging
@@ -27,23 +28,36 @@ class JobError(ValueError):
 
 # --- judges ---------------------------------------------------------------------------
 
+
 def ensure_baseline_judge(*, name: str) -> Judge:
     """The built-in baseline judge called ``name`` (longer, first-slot, last-slot, random)."""
     if name not in BASELINES:
         raise JobError(f"unknown baseline {name!r}; use {', '.join(BASELINES)}")
     judge, _ = Judge.objects.get_or_create(
-        name=name, defaults={"kind": Judge.Kind.BASELINE, "baseline": name,
-                             "max_concurrency": 4, "requests_per_minute": 0},
+        name=name,
+        defaults={"kind": Judge.Kind.BASELINE, "baseline": name, "max_concurrency": 4, "requests_per_minute": 0},
     )
     return judge
 
 
-def create_judge(*, name: str, base_url: str = "", model: str = "", api_key_env: str = "",
-                 api_key: str = "", baseline: str = "", generation: dict[str, Any] | None = None,
-                 max_concurrency: int = 8, requests_per_minute: int = 600,
-                 price_in_per_1k: Decimal = Decimal(0), price_out_per_1k: Decimal = Decimal(0),
-                 self_candidate_key: str = "", request_timeout: float = 60.0,
-                 transport: str = Judge.Transport.OPENAI, owner: Any = None) -> Judge:
+def create_judge(
+    *,
+    name: str,
+    base_url: str = "",
+    model: str = "",
+    api_key_env: str = "",
+    api_key: str = "",
+    baseline: str = "",
+    generation: dict[str, Any] | None = None,
+    max_concurrency: int = 8,
+    requests_per_minute: int = 600,
+    price_in_per_1k: Decimal = Decimal(0),
+    price_out_per_1k: Decimal = Decimal(0),
+    self_candidate_key: str = "",
+    request_timeout: float = 60.0,
+    transport: str = Judge.Transport.OPENAI,
+    owner: Any = None,
+) -> Judge:
     """Create an endpoint judge (or a baseline). JobError on bad input or a taken name.
 
     ValidationError when the key variable lacks JUDGE_KEY_ENV_PREFIX or JUDGE_ALLOWED_HOSTS
@@ -52,18 +66,29 @@ def create_judge(*, name: str, base_url: str = "", model: str = "", api_key_env:
     if Judge.objects.filter(name=name).exists():
         raise JobError(f"a judge called {name!r} already exists")
     if baseline:
-        return Judge.objects.create(name=name, kind=Judge.Kind.BASELINE,
-                                    baseline=_check_baseline(baseline), requests_per_minute=0)
+        return Judge.objects.create(
+            name=name, kind=Judge.Kind.BASELINE, baseline=_check_baseline(baseline), requests_per_minute=0
+        )
     if not base_url or not model:
         raise JobError("an endpoint judge needs --base-url and --model")
     if max_concurrency < 1:
         raise JobError("max concurrency must be at least 1")
-    judge = Judge(name=name, kind=Judge.Kind.OPENAI, base_url=base_url, model=model,
-                  api_key_env=api_key_env, generation=generation or {},
-                  max_concurrency=max_concurrency, requests_per_minute=requests_per_minute,
-                  price_in_per_1k=price_in_per_1k, price_out_per_1k=price_out_per_1k,
-                  self_candidate_key=self_candidate_key, request_timeout=request_timeout,
-                  transport=transport, owner=owner)
+    judge = Judge(
+        name=name,
+        kind=Judge.Kind.OPENAI,
+        base_url=base_url,
+        model=model,
+        api_key_env=api_key_env,
+        generation=generation or {},
+        max_concurrency=max_concurrency,
+        requests_per_minute=requests_per_minute,
+        price_in_per_1k=price_in_per_1k,
+        price_out_per_1k=price_out_per_1k,
+        self_candidate_key=self_candidate_key,
+        request_timeout=request_timeout,
+        transport=transport,
+        owner=owner,
+    )
     judge.set_api_key(api_key)
     judge.full_clean()
     judge.save()
@@ -89,7 +114,11 @@ def local_simulator_url(*, host: str, port: int) -> str:
 
 def is_local_simulator_url(url: str) -> bool:
     parts = urlsplit(url)
-    return parts.scheme == "http" and parts.hostname in _LOCAL_SIMULATOR_HOSTS and parts.path.rstrip("/").endswith("/sim/v1")
+    return (
+        parts.scheme == "http"
+        and parts.hostname in _LOCAL_SIMULATOR_HOSTS
+        and parts.path.rstrip("/").endswith("/sim/v1")
+    )
 
 
 def point_demo_judge_at(*, base_url: str) -> bool:
@@ -99,10 +128,14 @@ def point_demo_judge_at(*, base_url: str) -> bool:
     ``sim:`` string and whose URL is a local simulator already, so a researcher's judge (or a
     demo judge someone pointed at a real endpoint) is never touched. True when it moved.
     """
-    judge = Judge.objects.filter(name=DEMO_JUDGE, owner__isnull=True, kind=Judge.Kind.OPENAI,
-                                 model__startswith="sim:").first()
-    if judge is None or judge.base_url == base_url or not (
-            is_local_simulator_url(base_url) and is_local_simulator_url(judge.base_url)):
+    judge = Judge.objects.filter(
+        name=DEMO_JUDGE, owner__isnull=True, kind=Judge.Kind.OPENAI, model__startswith="sim:"
+    ).first()
+    if (
+        judge is None
+        or judge.base_url == base_url
+        or not (is_local_simulator_url(base_url) and is_local_simulator_url(judge.base_url))
+    ):
         return False
     # Conditional on the URL read: an edit made meanwhile (in the judge form) wins.
     moved = Judge.objects.filter(pk=judge.pk, base_url=judge.base_url).update(base_url=base_url)
@@ -115,17 +148,22 @@ def ensure_demo_judges() -> list[Judge]:
     """The demo's simulated judge (at settings.SIMULATOR_BASE_URL) plus the four baselines."""
     sim, _ = Judge.objects.update_or_create(
         name=DEMO_JUDGE,
-        defaults={"kind": Judge.Kind.OPENAI, "base_url": settings.SIMULATOR_BASE_URL,
-                  "model": "sim:order_first=0.3,bandwagon=0.5,distractor=0.2,length=0.2,"
-                           "invalid=0.03,latency_ms=50,seed=1",
-                  "max_concurrency": 8, "requests_per_minute": 6000,
-                  "price_in_per_1k": Decimal("0.0005"), "price_out_per_1k": Decimal("0.0015"),
-                  "request_timeout": 30.0},
+        defaults={
+            "kind": Judge.Kind.OPENAI,
+            "base_url": settings.SIMULATOR_BASE_URL,
+            "model": "sim:order_first=0.3,bandwagon=0.5,distractor=0.2,length=0.2,invalid=0.03,latency_ms=50,seed=1",
+            "max_concurrency": 8,
+            "requests_per_minute": 6000,
+            "price_in_per_1k": Decimal("0.0005"),
+            "price_out_per_1k": Decimal("0.0015"),
+            "request_timeout": 30.0,
+        },
     )
     return [sim, *(ensure_baseline_judge(name=b) for b in BASELINES)]
 
 
 # --- jobs --------------------------------------------------------------------------------
+
 
 def pairs_for(*, study: Study, pair_set: str) -> QuerySet[Pair]:
     qs = Pair.objects.filter(instruction__study=study)
@@ -133,15 +171,23 @@ def pairs_for(*, study: Study, pair_set: str) -> QuerySet[Pair]:
         qs = qs.filter(tasks__kind="pairwise", tasks__batch__study=study).distinct()
     elif pair_set != JudgeJob.PairSet.ALL:
         raise JobError(f"unknown pair set {pair_set!r}; use all or human")
-    return qs.select_related(
-        "instruction", "response_a__candidate", "response_b__candidate"
-    ).order_by("pk")
+    return qs.select_related("instruction", "response_a__candidate", "response_b__candidate").order_by("pk")
 
 
-def start_judge_job(*, study: Study, judge: Judge, condition_names: list[str], pair_set: str = "all",
-                    budget_usd: Decimal | None = None, bandwagon_percent: int | None = None,
-                    parser: str = "robust", prompt_version: str = prompts.DEFAULT_VERSION,
-                    seed: int = 0, created_by: Any = None, mode: str = JudgeJob.Mode.SYNC) -> JudgeJob:
+def start_judge_job(
+    *,
+    study: Study,
+    judge: Judge,
+    condition_names: list[str],
+    pair_set: str = "all",
+    budget_usd: Decimal | None = None,
+    bandwagon_percent: int | None = None,
+    parser: str = "robust",
+    prompt_version: str = prompts.DEFAULT_VERSION,
+    seed: int = 0,
+    created_by: Any = None,
+    mode: str = JudgeJob.Mode.SYNC,
+) -> JudgeJob:
     """Create the job with one Judgment row per call and enqueue it in chunks.
 
     ``mode="batch"`` sends the rows through the Batch API instead (judging.batch).
@@ -149,8 +195,13 @@ def start_judge_job(*, study: Study, judge: Judge, condition_names: list[str], p
     Raises JobError (nothing written) on bad input: unknown condition, parser, prompt
     version or pair set, an imported judge, no pairs, a negative budget.
     """
-    names = _validate(judge=judge, condition_names=condition_names, parser=parser,
-                      prompt_version=prompt_version, budget_usd=budget_usd)
+    names = _validate(
+        judge=judge,
+        condition_names=condition_names,
+        parser=parser,
+        prompt_version=prompt_version,
+        budget_usd=budget_usd,
+    )
     percent = study.bandwagon_percent if bandwagon_percent is None else bandwagon_percent
     if not 0 <= percent <= 100:
         raise JobError("bandwagon percent must be between 0 and 100")
@@ -163,11 +214,22 @@ def start_judge_job(*, study: Study, judge: Judge, condition_names: list[str], p
     # Inside a caller's transaction nothing is visible before the end anyway: start RUNNING.
     streaming = not transaction.get_connection().in_atomic_block
     job = JudgeJob.objects.create(
-        study=study, judge=judge, conditions=names, pair_set=pair_set, parser=parser,
-        prompt_version=prompt_version, bandwagon_percent=percent, seed=seed,
-        budget_usd=budget_usd, created_by=created_by, self_candidate_key=_self_key(study, judge), mode=mode,
+        study=study,
+        judge=judge,
+        conditions=names,
+        pair_set=pair_set,
+        parser=parser,
+        prompt_version=prompt_version,
+        bandwagon_percent=percent,
+        seed=seed,
+        budget_usd=budget_usd,
+        created_by=created_by,
+        self_candidate_key=_self_key(study, judge),
+        mode=mode,
         status=JudgeJob.Status.QUEUED if streaming else JudgeJob.Status.RUNNING,
-        total=per_pair * len(pairs), started_at=timezone.now(), heartbeat_at=timezone.now(),
+        total=per_pair * len(pairs),
+        started_at=timezone.now(),
+        heartbeat_at=timezone.now(),
     )
     # Rows are written and enqueued in committed batches, so workers start on the first
     # batch while later ones are still being planned (a 10k-call job would otherwise wait
@@ -201,8 +263,9 @@ def _finish_queueing(job: LLMJob) -> None:
         maybe_complete(job)  # every chunk may have finished before the last batch was in
 
 
-def _validate(*, judge: Judge, condition_names: list[str], parser: str, prompt_version: str,
-              budget_usd: Decimal | None) -> list[str]:
+def _validate(
+    *, judge: Judge, condition_names: list[str], parser: str, prompt_version: str, budget_usd: Decimal | None
+) -> list[str]:
     if judge.kind == Judge.Kind.IMPORTED:
         raise JobError(f"judge {judge.name!r} holds imported results and cannot be called")
     if parser not in parsers.PARSERS:
@@ -217,8 +280,7 @@ def _validate(*, judge: Judge, condition_names: list[str], parser: str, prompt_v
         raise JobError(str(exc)) from None
 
 
-def _plan_batches(job: JudgeJob, pairs: list[Pair], names: list[str],
-                  size: int = 1000) -> Iterator[list[Judgment]]:
+def _plan_batches(job: JudgeJob, pairs: list[Pair], names: list[str], size: int = 1000) -> Iterator[list[Judgment]]:
     """Judgment rows in batches that never split a pair (twin prompts stay together)."""
     rows: list[Judgment] = []
     # Which response prompt 1 of the order/compassion runs shows first: seeded, balanced.
@@ -228,18 +290,33 @@ def _plan_batches(job: JudgeJob, pairs: list[Pair], names: list[str],
             yield rows
             rows = []
         for condition in names:
-            for spec in conditions.plan(pair=pair, condition=condition, seed=job.seed,
-                                        version=job.prompt_version,
-                                        bandwagon_percent=job.bandwagon_percent,
-                                        self_key=job.self_candidate_key,
-                                        a_first=a_first[pair.pk]):
-                prompt = conditions.render_for(version=job.prompt_version, condition=condition,
-                                               pair=pair, slot1_response_id=spec["slot1_response"].pk,
-                                               cue=spec["cue"])
-                rows.append(Judgment(job=job, pair=pair, condition=condition,
-                                     presentation=spec["presentation"],
-                                     slot1_response=spec["slot1_response"], cue=spec["cue"],
-                                     prompt_hash=prompt.hash))
+            for spec in conditions.plan(
+                pair=pair,
+                condition=condition,
+                seed=job.seed,
+                version=job.prompt_version,
+                bandwagon_percent=job.bandwagon_percent,
+                self_key=job.self_candidate_key,
+                a_first=a_first[pair.pk],
+            ):
+                prompt = conditions.render_for(
+                    version=job.prompt_version,
+                    condition=condition,
+                    pair=pair,
+                    slot1_response_id=spec["slot1_response"].pk,
+                    cue=spec["cue"],
+                )
+                rows.append(
+                    Judgment(
+                        job=job,
+                        pair=pair,
+                        condition=condition,
+                        presentation=spec["presentation"],
+                        slot1_response=spec["slot1_response"],
+                        cue=spec["cue"],
+                        prompt_hash=prompt.hash,
+                    )
+                )
     if rows:
         yield rows
 
@@ -288,7 +365,11 @@ def resume_job(*, job: LLMJob, budget_usd: Decimal | None = None) -> bool:
         job.refresh_from_db()
     with transaction.atomic():
         retried = rows.filter(status="failed").update(
-            status="pending", error="", claim_token="", claimed_until=None, not_before=None,
+            status="pending",
+            error="",
+            claim_token="",
+            claimed_until=None,
+            not_before=None,
         )
         if retried:
             job_model.objects.filter(pk=job.pk).update(failed=F("failed") - retried)

@@ -1,4 +1,5 @@
 """Celery interface of the judge runner: ids in, services do the work, results in DB rows."""
+
 from __future__ import annotations
 
 import logging
@@ -26,7 +27,8 @@ class ChunkTask(Task):
             kind, job_id = "judge", args[0] if args else kwargs.get("job_id")
         job_model = runner.kind_of(kind).job_model
         job_model.objects.filter(pk=job_id, status__in=job_model.ACTIVE).update(
-            status=job_model.Status.FAILED, error=f"a chunk crashed: {type(exc).__name__}",
+            status=job_model.Status.FAILED,
+            error=f"a chunk crashed: {type(exc).__name__}",
             finished_at=timezone.now(),
         )
         logger.error("job %s failed: chunk task crashed with %s", job_id, type(exc).__name__)
@@ -53,8 +55,17 @@ def run_work_chunk(kind: str, job_id: int, row_ids: list[int]) -> None:
     runner.run_chunk(kind, job_id, row_ids)
 
 
-@shared_task(base=ChunkTask, acks_late=True, autoretry_for=(OperationalError,), max_retries=5,
-             retry_backoff=2, retry_backoff_max=60, retry_jitter=True, soft_time_limit=1500, time_limit=1800)
+@shared_task(
+    base=ChunkTask,
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    max_retries=5,
+    retry_backoff=2,
+    retry_backoff_max=60,
+    retry_jitter=True,
+    soft_time_limit=1500,
+    time_limit=1800,
+)
 def run_judgment_chunk(job_id: int, judgment_ids: list[int]) -> None:
     """The old name (messages queued before the upgrade): a judge chunk."""
     runner.run_chunk("judge", job_id, judgment_ids)

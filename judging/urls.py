@@ -13,8 +13,11 @@ urlpatterns = [
     path("judging/jobs/<int:job_id>/<slug:action>/", views.job_action, name="job-action"),
     path("judging/generations/", views_generation.generation_jobs, name="generations"),
     path("judging/generations/<int:generation_id>/", views_generation.generation_job, name="generation"),
-    path("judging/generations/<int:generation_id>/<slug:action>/", views_generation.generation_action,
-         name="generation-action"),
+    path(
+        "judging/generations/<int:generation_id>/<slug:action>/",
+        views_generation.generation_action,
+        name="generation-action",
+    ),
     path("judging/judges/", views.judges, name="judges"),
     path("judging/judges/new/", views.judge_edit, name="judge-new"),
     path("judging/judges/<int:judge_id>/edit/", views.judge_edit, name="judge-edit"),

@@ -1,4 +1,5 @@
 """Researcher pages: launch and watch judge jobs, manage registered models (staff only)."""
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -26,10 +27,16 @@ def jobs(request: HttpRequest) -> HttpResponse:
         data = form.cleaned_data
         try:
             job = services.start_judge_job(
-                study=data["study"], judge=data["judge"], condition_names=data["conditions"],
-                pair_set=data["pair_set"], budget_usd=data["budget_usd"],
-                bandwagon_percent=data["bandwagon_percent"], parser=data["parser"],
-                prompt_version=data["prompt_version"], seed=data["seed"], mode=data["mode"],
+                study=data["study"],
+                judge=data["judge"],
+                condition_names=data["conditions"],
+                pair_set=data["pair_set"],
+                budget_usd=data["budget_usd"],
+                bandwagon_percent=data["bandwagon_percent"],
+                parser=data["parser"],
+                prompt_version=data["prompt_version"],
+                seed=data["seed"],
+                mode=data["mode"],
                 created_by=request.user,
             )
         except services.JobError as exc:
@@ -86,8 +93,13 @@ def _editable_judge(request: HttpRequest, judge_id: int) -> Judge:
 
 
 def _form_context(form: JudgeForm, judge: Judge | None) -> dict:
-    return {"form": form, "judge": judge, "presets": presets.presets(), "knobs": presets.simulator_knobs(),
-            "sim_example": presets.simulator_example()}
+    return {
+        "form": form,
+        "judge": judge,
+        "presets": presets.presets(),
+        "knobs": presets.simulator_knobs(),
+        "sim_example": presets.simulator_example(),
+    }
 
 
 @allow(Audience.RESEARCHER)
@@ -105,8 +117,9 @@ def judge_edit(request: HttpRequest, judge_id: int | None = None) -> HttpRespons
             saved.set_api_key(form.cleaned_data["api_key"])
         saved.save()  # a new base_url drops the old key (Judge.save)
         form.save_m2m()
-        roles = " and ".join(r for r, on in (("judge", saved.use_as_judge),
-                                             ("answer generator", saved.use_as_generator)) if on)
+        roles = " and ".join(
+            r for r, on in (("judge", saved.use_as_judge), ("answer generator", saved.use_as_generator)) if on
+        )
         verb = "saved" if judge else "registered"
         messages.success(request, f"Model {saved.name} {verb} as {roles}.")
         return redirect("judging:judges")
@@ -132,8 +145,7 @@ def judge_delete(request: HttpRequest, judge_id: int) -> HttpResponse:
 
 def _connection_response(request: HttpRequest, judge: Judge, *, title: str) -> HttpResponse:
     """Throttle, call once, and show the result: an htmx fragment or, without JS, a page."""
-    wait = throttle.hit("connection-test", f"user-{request.user.pk}",
-                        settings.THROTTLE_CONNECTION_TEST)
+    wait = throttle.hit("connection-test", f"user-{request.user.pk}", settings.THROTTLE_CONNECTION_TEST)
     if wait is not None:
         context = {"throttled": wait, "title": title}
         status = 429

@@ -1,4 +1,5 @@
 """Researcher pages for generation jobs: start one, watch it, pause/resume/cancel (staff only)."""
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -23,30 +24,43 @@ def generation_jobs(request: HttpRequest) -> HttpResponse:
         d = form.cleaned_data
         try:
             job = start_generation_job(
-                study=d["study"], judge=d["model"], candidate_key=d["candidate_key"],
+                study=d["study"],
+                judge=d["model"],
+                candidate_key=d["candidate_key"],
                 params={"max_tokens": d["max_tokens"]} if d["max_tokens"] else {},
-                budget_usd=d["budget_usd"], pair_policy=d["pair_policy"],
-                pair_sample_size=d["pair_sample_size"], seed=d["seed"], mode=d["mode"],
+                budget_usd=d["budget_usd"],
+                pair_policy=d["pair_policy"],
+                pair_sample_size=d["pair_sample_size"],
+                seed=d["seed"],
+                mode=d["mode"],
                 created_by=request.user,
             )
         except services.JobError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"Generation job #{job.pk} started: {job.total} answers from "
-                                      f"{job.judge.name} on {job.study.slug}, as candidate {job.candidate_key}.")
+            messages.success(
+                request,
+                f"Generation job #{job.pk} started: {job.total} answers from "
+                f"{job.judge.name} on {job.study.slug}, as candidate {job.candidate_key}.",
+            )
             url = reverse("judging:generation", args=[job.pk])
             return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
     template = "judging/generation_jobs.html" + ("#generation-form" if request.htmx else "")
-    recent = (GenerationJob.objects.manageable_by(request.user)
-              .select_related("study", "judge", "candidate").order_by("-pk")[:50])
+    recent = (
+        GenerationJob.objects.manageable_by(request.user)
+        .select_related("study", "judge", "candidate")
+        .order_by("-pk")[:50]
+    )
     return render(request, template, {"form": form, "jobs": recent}, status=422 if form.errors else 200)
 
 
 @allow(Audience.RESEARCHER)
 @require_http_methods(["GET"])
 def generation_job(request: HttpRequest, generation_id: int) -> HttpResponse:
-    job = get_object_or_404(GenerationJob.objects.manageable_by(request.user)
-                            .select_related("study", "judge", "candidate"), pk=generation_id)
+    job = get_object_or_404(
+        GenerationJob.objects.manageable_by(request.user).select_related("study", "judge", "candidate"),
+        pk=generation_id,
+    )
     context = {"job": job, "progress": job.progress()}
     if request.htmx:
         response = render(request, "judging/generation_job.html#generation-progress", context)
@@ -66,7 +80,8 @@ def generation_action(request: HttpRequest, generation_id: int, action: str) -> 
     if action not in actions:
         raise Http404("unknown action")
     actions[action](job=job)  # idempotent: a double click changes nothing more
-    messages.success(request, {"pause": "Paused", "resume": "Resumed", "cancel": "Cancelled"}[action]
-                     + f" generation job #{job.pk}.")
+    messages.success(
+        request, {"pause": "Paused", "resume": "Resumed", "cancel": "Cancelled"}[action] + f" generation job #{job.pk}."
+    )
     url = reverse("judging:generation", args=[job.pk])
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)

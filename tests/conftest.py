@@ -1,4 +1,5 @@
 """Shared fixtures: personas, builders, and a real Celery worker process."""
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,9 @@ SAMPLES_DIR = SHARED / "datasets" / "samples"
 RBO_REFERENCE = SHARED / "datasets" / "rbo-reference" / "test.csv"
 ARTIFACTS = PROJECT_ROOT / "test-artifacts"
 SHARED_NAMES = ("SHARED", "COBBLER_DIR", "SAMPLES_DIR", "RBO_REFERENCE")
-NO_SHARED = (f"{SHARED} is absent: the third-party datasets live in ../shared beside the project "
-             "and are never copied into it")
+NO_SHARED = (
+    f"{SHARED} is absent: the third-party datasets live in ../shared beside the project and are never copied into it"
+)
 
 
 def needs_shared() -> None:
@@ -40,16 +42,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.fixture
 def researcher(db):
-    return get_user_model().objects.create_user(
-        "alice", "alice@example.org", "alice-password", is_staff=True
-    )
+    return get_user_model().objects.create_user("alice", "alice@example.org", "alice-password", is_staff=True)
 
 
 @pytest.fixture
 def other_researcher(db):
-    return get_user_model().objects.create_user(
-        "bob", "bob@example.org", "bob-password", is_staff=True
-    )
+    return get_user_model().objects.create_user("bob", "bob@example.org", "bob-password", is_staff=True)
 
 
 @pytest.fixture
@@ -78,9 +76,23 @@ class WorkerProcess:
 
     def __init__(self, queues: str = "default,llm", concurrency: int = 4, pool: str = "threads"):
         self.args = [
-            sys.executable, "-m", "celery", "-A", "cobbler_site", "worker",
-            "-Q", queues, "--pool", pool, "--concurrency", str(concurrency),
-            "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat",
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "cobbler_site",
+            "worker",
+            "-Q",
+            queues,
+            "--pool",
+            pool,
+            "--concurrency",
+            str(concurrency),
+            "--loglevel",
+            "INFO",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
         ]
         self.proc: subprocess.Popen | None = None
         ARTIFACTS.mkdir(exist_ok=True)
@@ -135,8 +147,12 @@ def celery_worker_process(transactional_db) -> Iterator[WorkerProcess]:
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
 ]
 
 

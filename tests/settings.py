@@ -4,6 +4,7 @@ with what the tests need switched on explicitly.
 The environment is set here, before the settings module is read, so the Celery worker and
 ``manage.py`` subprocesses the tests start inherit exactly the same configuration.
 """
+
 from __future__ import annotations
 
 import os

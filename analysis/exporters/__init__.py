@@ -1,4 +1,5 @@
 """Report exporters: JSON (schema-validated), CSV (zip of tidy tables), HTML (self-contained)."""
+
 from __future__ import annotations
 
 from analysis.exporters.csv_export import to_csv_zip

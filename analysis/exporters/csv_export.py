@@ -1,4 +1,5 @@
 """CSV export: a zip of tidy tables (one file per table, a header row even when empty)."""
+
 from __future__ import annotations
 
 import csv

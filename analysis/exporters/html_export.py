@@ -1,4 +1,5 @@
 """HTML export: one self-contained file (inline CSS, plots as data: URIs, no URL anywhere)."""
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,13 @@ from analysis.exporters.tidy_tables import Table, method_legend, tidy_tables
 from analysis.summary import describe_work
 
 CSS_PATH = settings.BASE_DIR / "static" / "analysis" / "report.css"
-VERDICT_WORDS = {"biased": "biased", "no_evidence": "no evidence of bias", "measured": "measured",
-                 "not_enough_data": "not enough data", "no_data": "no data"}
+VERDICT_WORDS = {
+    "biased": "biased",
+    "no_evidence": "no evidence of bias",
+    "measured": "measured",
+    "not_enough_data": "not enough data",
+    "no_data": "no data",
+}
 
 
 def _display(value: object) -> tuple[str, str]:
@@ -46,8 +52,13 @@ def _html_table(table: Table, reason: dict | None, links: dict[str, str]) -> dic
             key = keys.get((c, row[c])) if isinstance(row[c], str) else None
             cells.append((key or shown, exact))
         rows.append(cells)
-    return {"name": table.name, "columns": table.columns, "rows": rows, "legend": legend,
-            "empty": _with_link(reason, links) if not table.rows else None}
+    return {
+        "name": table.name,
+        "columns": table.columns,
+        "rows": rows,
+        "legend": legend,
+        "empty": _with_link(reason, links) if not table.rows else None,
+    }
 
 
 def _with_link(reason: dict | None, links: dict[str, str]) -> list[dict]:
@@ -55,8 +66,7 @@ def _with_link(reason: dict | None, links: dict[str, str]) -> list[dict]:
     if not reason:
         return [{"reason": "Nothing to show for this study", "action": None, "href": None}]
     parts = reason.get("parts") or [reason]
-    return [{"reason": p["reason"], "action": p.get("action"), "href": links.get(p.get("link") or "")}
-            for p in parts]
+    return [{"reason": p["reason"], "action": p.get("action"), "href": links.get(p.get("link") or "")} for p in parts]
 
 
 def report_context(report: dict, figures: list[dict] | None = None, *, links: dict[str, str] | None = None) -> dict:
@@ -75,8 +85,10 @@ def report_context(report: dict, figures: list[dict] | None = None, *, links: di
         "tables": [_html_table(t, reasons.get(t.name), links) for t in tidy_tables(report)],
         "methods": methods_paragraphs(report),
         "verdict": lc.get("verdict"),
-        "summary": [card | {"label": VERDICT_WORDS.get(card["verdict"], card["verdict"])}
-                    for card in report.get("summary") or []],
+        "summary": [
+            card | {"label": VERDICT_WORDS.get(card["verdict"], card["verdict"])}
+            for card in report.get("summary") or []
+        ],
         "counted_text": describe_work(counted) if counted else None,
         "links": links,
         # Only judges that met human votes on the same pairs have a length-control verdict to show.

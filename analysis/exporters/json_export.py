@@ -1,4 +1,5 @@
 """JSON export and validation against the repository's schema (cobbler-report/1)."""
+
 from __future__ import annotations
 
 import json

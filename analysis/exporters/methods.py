@@ -1,4 +1,5 @@
 """The generated methods paragraph and the reproducibility manifest."""
+
 from __future__ import annotations
 
 import hashlib
@@ -116,8 +117,9 @@ def file_digest(path: Path) -> dict:
     return {"path": path.name, "bytes": path.stat().st_size, "sha256": sha.hexdigest()}
 
 
-def build_manifest(*, report: dict, counts: dict, data_files: list[Path] | None = None,
-                   source_files: dict[str, str] | None = None) -> dict:
+def build_manifest(
+    *, report: dict, counts: dict, data_files: list[Path] | None = None, source_files: dict[str, str] | None = None
+) -> dict:
     lc = report.get("length_control") or {}
     files = [file_digest(p) for p in data_files or []]
     # Files named on the command line win; otherwise the hashes the importer recorded.

@@ -1,5 +1,6 @@
 """The report as tidy tables: one list of rows per CSV file, shared by the CSV and HTML exports,
 so the numbers in both come from one flattening of the JSON."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -13,7 +14,16 @@ LEADING = {
     "length_control_null_vs_judge": ["judge", "condition", "agreement", "n", "ci95_low", "ci95_high"],
     "length_control_strata": ["judge", "condition", "bin", "judge_agreement", "judge_n", "null_agreement", "null_n"],
     "length_control_null_strata": ["condition", "bin", "null_agreement", "null_n", "null_ci95_low", "null_ci95_high"],
-    "length_control_strata_differences": ["judge", "condition", "subject", "a", "b", "difference", "ci95_low", "ci95_high"],
+    "length_control_strata_differences": [
+        "judge",
+        "condition",
+        "subject",
+        "a",
+        "b",
+        "difference",
+        "ci95_low",
+        "ci95_high",
+    ],
     "paper": ["key", "value"],
     "manifest": ["key", "value"],
 }
@@ -24,8 +34,18 @@ LEGEND_COLUMNS = {
     "agreement": ("ties_rule", "unit", "aggregate"),
 }
 LEGEND_PREFIX = {"bias": "B", "agreement": "A"}
-LC_SCALARS = ("unit", "join", "scope", "interval", "difference_interval", "seed",
-              "verdict", "verdict_reason", "verdict_judge", "verdict_condition")
+LC_SCALARS = (
+    "unit",
+    "join",
+    "scope",
+    "interval",
+    "difference_interval",
+    "seed",
+    "verdict",
+    "verdict_reason",
+    "verdict_judge",
+    "verdict_condition",
+)
 
 
 @dataclass

@@ -1,4 +1,5 @@
 """Length-controlled agreement: pure functions over DataFrames (length-control.md)."""
+
 from __future__ import annotations
 
 from analysis.length.control_table import DEFAULT_RESAMPLES, DEFAULT_SEED, length_control_table

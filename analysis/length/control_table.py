@@ -1,4 +1,5 @@
 """The whole length-control table for one study: every number of the section."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -124,7 +125,9 @@ def _judge_block(
     nulls = null_votes[null_votes["condition"] == condition]
     null_judge = null_scored(rows, "w")
     null_overall = count_rate(nulls["agree"], nulls["unit"])
-    out["null_vs_judge"].append({"judge": judge, "condition": condition, **count_rate(null_judge["agree"], null_judge["unit"])})
+    out["null_vs_judge"].append(
+        {"judge": judge, "condition": condition, **count_rate(null_judge["agree"], null_judge["unit"])}
+    )
 
     strata = {}
     for name in BINS:
@@ -155,7 +158,9 @@ def _judge_block(
     for subject, scored in (("judge", joined), ("null", nulls)):
         for i, first in enumerate(PARTITION):
             for second in PARTITION[i + 1 :]:
-                out["strata_differences"].append(_difference(judge, condition, subject, scored, first, second, seed, resamples))
+                out["strata_differences"].append(
+                    _difference(judge, condition, subject, scored, first, second, seed, resamples)
+                )
 
 
 def _headline(null: float | None, judge: float | None) -> float | None:

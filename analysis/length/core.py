@@ -14,6 +14,7 @@ Input frames (built by ``analysis.loaders.length`` or by hand in tests):
   "tie (inconsistent)"; unparseable judge rows are left out by the loader);
 - ``len_first`` / ``len_second``: answer lengths in the profile's unit and scope.
 """
+
 from __future__ import annotations
 
 import numpy as np

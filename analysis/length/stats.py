@@ -5,6 +5,7 @@ design effect coming from a seeded cluster bootstrap over questions (the ``unit`
 so votes or verdicts on one question are not treated as independent; never narrower than
 Wilson at n. Differences between strata: a percentile cluster bootstrap over questions.
 The verdict's overlap rule uses the former."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,8 +35,9 @@ def rate(successes: int, n: int) -> dict:
     }
 
 
-def cluster_rate(agree: np.ndarray, units: np.ndarray, *, seed: int = CLUSTER_SEED,
-                 resamples: int = CLUSTER_RESAMPLES) -> dict:
+def cluster_rate(
+    agree: np.ndarray, units: np.ndarray, *, seed: int = CLUSTER_SEED, resamples: int = CLUSTER_RESAMPLES
+) -> dict:
     """Agreement, n and the cluster-robust interval (questions resampled) as one dict."""
     agree = np.asarray(agree, dtype=float)
     n = int(agree.size)

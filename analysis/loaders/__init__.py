@@ -3,6 +3,7 @@
 Everything in ``analysis.metrics`` is pure and takes these frames; nothing else in the
 analysis app touches the ORM for numbers. Each loader documents its columns.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
@@ -57,8 +58,12 @@ def counted_jobs(study: Study, jobs: Iterable[int] | None = None) -> list[dict]:
     condition.
     """
     named = _NAMED_JOBS.get() if jobs is None else tuple(int(j) for j in jobs)
-    job_rows = {pk: (judge, name, status) for pk, judge, name, status in
-                JudgeJob.objects.filter(study=study).values_list("pk", "judge_id", "judge__name", "status")}
+    job_rows = {
+        pk: (judge, name, status)
+        for pk, judge, name, status in JudgeJob.objects.filter(study=study).values_list(
+            "pk", "judge_id", "judge__name", "status"
+        )
+    }
     if named is not None:
         unknown = sorted(set(named) - set(job_rows))
         if unknown:
@@ -72,13 +77,22 @@ def counted_jobs(study: Study, jobs: Iterable[int] | None = None) -> list[dict]:
             if job not in named:
                 continue
             if key in chosen:
-                raise ValueError(f"jobs {chosen[key]} and {job} both hold {condition!r} calls of judge "
-                                 f"{name!r}; name one of them")
+                raise ValueError(
+                    f"jobs {chosen[key]} and {job} both hold {condition!r} calls of judge {name!r}; name one of them"
+                )
             chosen[key] = job
         elif status == JudgeJob.Status.COMPLETED:
             chosen[key] = max(job, chosen.get(key, job))
-    rows = [{"judge": job_rows[job][1], "condition": condition, "job": job, "status": job_rows[job][2],
-             "named": named is not None} for (_judge, condition), job in chosen.items()]
+    rows = [
+        {
+            "judge": job_rows[job][1],
+            "condition": condition,
+            "job": job,
+            "status": job_rows[job][2],
+            "named": named is not None,
+        }
+        for (_judge, condition), job in chosen.items()
+    ]
     return sorted(rows, key=lambda r: (r["judge"], r["condition"], r["job"]))
 
 
@@ -105,17 +119,43 @@ def judgments_frame(study: Study, jobs: Iterable[int] | None = None) -> pd.DataF
     ``named_jobs``), so calls of different jobs are never mixed or double-counted.
     """
     qs = counted_judgments(study, jobs).values(
-        "condition", "presentation", "choice", "valid", "cue",
-        judge=F("job__judge__name"), job_id_=F("job_id"),
+        "condition",
+        "presentation",
+        "choice",
+        "valid",
+        "cue",
+        judge=F("job__judge__name"),
+        job_id_=F("job_id"),
         # The job's own key (resolved at start, e.g. from a generation job); older jobs: the judge's.
         self_key=Coalesce(NullIf(F("job__self_candidate_key"), Value("")), F("job__judge__self_candidate_key")),
-        instruction=F("pair__instruction__index"), pair_id_=F("pair_id"),
-        resp_a=F("pair__response_a_id"), slot1=F("slot1_response_id"), chosen=F("chosen_response_id"),
-        cand_a=F("pair__response_a__candidate__key"), cand_b=F("pair__response_b__candidate__key"),
-        len_a=Length("pair__response_a__text"), len_b=Length("pair__response_b__text"),
+        instruction=F("pair__instruction__index"),
+        pair_id_=F("pair_id"),
+        resp_a=F("pair__response_a_id"),
+        slot1=F("slot1_response_id"),
+        chosen=F("chosen_response_id"),
+        cand_a=F("pair__response_a__candidate__key"),
+        cand_b=F("pair__response_b__candidate__key"),
+        len_a=Length("pair__response_a__text"),
+        len_b=Length("pair__response_b__text"),
     )
-    cols = ["judge", "self_key", "job", "instruction", "pair", "cand_a", "cand_b", "len_a", "len_b",
-            "condition", "presentation", "slot1_is_a", "choice", "chosen_is_a", "valid", "cue_slot"]
+    cols = [
+        "judge",
+        "self_key",
+        "job",
+        "instruction",
+        "pair",
+        "cand_a",
+        "cand_b",
+        "len_a",
+        "len_b",
+        "condition",
+        "presentation",
+        "slot1_is_a",
+        "choice",
+        "chosen_is_a",
+        "valid",
+        "cue_slot",
+    ]
     frame = pd.DataFrame.from_records(qs)
     if frame.empty:
         return pd.DataFrame(columns=cols)
@@ -170,18 +210,38 @@ def human_pairwise_frame(study: Study, *, profile: Profile | None = None) -> pd.
     """
     fields = {
         "choice": "choice",
-        "rater": "assignment__participant_id", "rater_label": "assignment__participant__label",
-        "batch": "task__batch_id", "instruction": "task__instruction__index",
-        "condition": "task__condition", "pair_index": "task__pair_index", "position": "task__position",
-        "pair": "task__pair_id", "resp_a": "task__pair__response_a_id", "resp_b": "task__pair__response_b_id",
-        "presentation": "task__presentation", "cue": "task__cue",
+        "rater": "assignment__participant_id",
+        "rater_label": "assignment__participant__label",
+        "batch": "task__batch_id",
+        "instruction": "task__instruction__index",
+        "condition": "task__condition",
+        "pair_index": "task__pair_index",
+        "position": "task__position",
+        "pair": "task__pair_id",
+        "resp_a": "task__pair__response_a_id",
+        "resp_b": "task__pair__response_b_id",
+        "presentation": "task__presentation",
+        "cue": "task__cue",
     }
     # Tuples, not one dict per row (values()): the same rows, a third of the time.
     qs = Submission.objects.filter(
         counted_work(profile), ITEM_TASKS, assignment__batch__study=study, task__kind="pairwise"
     ).values_list(*fields.values())
-    cols = ["rater", "rater_label", "batch", "instruction", "condition", "pair_index", "position", "pair",
-            "resp_a", "resp_b", "presentation", "cue_slot", "choice"]
+    cols = [
+        "rater",
+        "rater_label",
+        "batch",
+        "instruction",
+        "condition",
+        "pair_index",
+        "position",
+        "pair",
+        "resp_a",
+        "resp_b",
+        "presentation",
+        "cue_slot",
+        "choice",
+    ]
     frame = pd.DataFrame.from_records(list(qs), columns=list(fields))
     if frame.empty:
         return pd.DataFrame(columns=cols)
@@ -199,8 +259,10 @@ def assignment_reviews(study: Study, *, profile: Profile | None = None) -> pd.Da
     """
     base = Assignment.objects.filter(batch__study=study, status=Assignment.Status.SUBMITTED)
     counted = set(base.filter(counted_work(profile, prefix="")).values_list("pk", flat=True))
-    rows = [(condition, review, pk in counted)
-            for pk, condition, review in base.values_list("pk", "batch__condition", "review")]
+    rows = [
+        (condition, review, pk in counted)
+        for pk, condition, review in base.values_list("pk", "batch__condition", "review")
+    ]
     return pd.DataFrame.from_records(rows, columns=["condition", "review", "counts"])
 
 
@@ -209,8 +271,12 @@ def human_rankings_frame(study: Study, *, profile: Profile | None = None) -> pd.
     (candidate keys, best first)."""
     qs = Submission.objects.filter(
         counted_work(profile), ITEM_TASKS, assignment__batch__study=study, task__kind="ranking"
-    ).values("ranking", rater=F("assignment__participant__label"), rater_id=F("assignment__participant_id"),
-             instruction=F("task__instruction__index"))
+    ).values(
+        "ranking",
+        rater=F("assignment__participant__label"),
+        rater_id=F("assignment__participant_id"),
+        instruction=F("task__instruction__index"),
+    )
     frame = pd.DataFrame.from_records(qs, columns=["ranking", "rater", "rater_id", "instruction"])
     if frame.empty:
         return pd.DataFrame(columns=["rater", "instruction", "ranking"])
@@ -233,7 +299,9 @@ def aggregates_frame(study: Study, *, collection: str | None = None, run: str | 
     if run is not None:
         qs = qs.filter(run=run)
     cols = ["judge", "collection", "run", "instruction", "candidate", "wins"]
-    rows = list(qs.order_by("pk").values_list("judge_id", "collection", "run", "instruction_id", "candidate_id", "wins"))
+    rows = list(
+        qs.order_by("pk").values_list("judge_id", "collection", "run", "instruction_id", "candidate_id", "wins")
+    )
     if not rows:
         return pd.DataFrame(columns=cols)
     frame = pd.DataFrame.from_records(rows, columns=cols)

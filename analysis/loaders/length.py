@@ -8,6 +8,7 @@ Judges: every finished Judgment of the study's judge jobs. Both are written in t
 orientation the rater saw (slot 1 first), so the pure functions can apply the
 profile's join; lengths follow the profile's unit and scope.
 """
+
 from __future__ import annotations
 
 import re
@@ -64,21 +65,22 @@ def _unit(external_id: str, instruction_id: int) -> str:
 
 
 def load_votes(*, study: Study, responses: dict[int, tuple[str, int]], profile: Profile | None = None) -> pd.DataFrame:
-    rows = (
-        Submission.objects.filter(
-            counted_work(profile), ITEM_TASKS,
-            task__batch__study=study, task__kind=Task.Kind.PAIRWISE, task__pair__isnull=False, choice__in=list(_HUMAN_CHOICE),
-        )
-        .values_list(
-            "task__instruction_id",
-            "task__instruction__external_id",
-            "task__condition",
-            "task__presentation",
-            "task__cue",
-            "task__pair__response_a_id",
-            "task__pair__response_b_id",
-            "choice",
-        )
+    rows = Submission.objects.filter(
+        counted_work(profile),
+        ITEM_TASKS,
+        task__batch__study=study,
+        task__kind=Task.Kind.PAIRWISE,
+        task__pair__isnull=False,
+        choice__in=list(_HUMAN_CHOICE),
+    ).values_list(
+        "task__instruction_id",
+        "task__instruction__external_id",
+        "task__condition",
+        "task__presentation",
+        "task__cue",
+        "task__pair__response_a_id",
+        "task__pair__response_b_id",
+        "choice",
     )
     records = []
     for item, external, condition, presentation, cue, ra, rb, choice in rows.iterator(chunk_size=5000):
@@ -123,7 +125,5 @@ def load_verdicts(*, study: Study, responses: dict[int, tuple[str, int]]) -> pd.
         second = rb if slot1 == ra else ra
         (key1, len1), (key2, len2) = responses[slot1], responses[second]
         cue_slot = _CUE_SLOT.get((cue or {}).get("cue_slot", ""), "")
-        records.append(
-            (judge, _unit(external, item), str(item), condition, key1, key2, cue_slot, winner, len1, len2)
-        )
+        records.append((judge, _unit(external, item), str(item), condition, key1, key2, cue_slot, winner, len1, len2))
     return pd.DataFrame.from_records(records, columns=VERDICT_COLUMNS)

@@ -8,6 +8,7 @@ Input for both: a tidy frame with ``group`` (the bootstrap unit, an instruction)
 ``unit`` (what is rated: a response in a ranking, a task in a pairwise study),
 ``rater`` and ``value`` (a rank position, a chosen slot...).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -190,15 +191,17 @@ def vote_outcomes(choice: pd.Series, presentation: pd.Series) -> pd.Series:
     """
     return pd.Series(
         [TIE if c == "T" else _OUTCOME.get((c, p)) for c, p in zip(choice, presentation, strict=True)],
-        index=choice.index, dtype=object,
+        index=choice.index,
+        dtype=object,
     )
 
 
 def cue_targets(cue_slot: pd.Series, presentation: pd.Series) -> pd.Series:
     """The canonical response (``a``/``b``) a cue pointed at (slot ``A``/``B`` or ``first``/``second``); ``-`` if none."""
     slot = cue_slot.map({"A": "A", "B": "B", "first": "A", "second": "B"})
-    return pd.Series([_OUTCOME.get((c, p), "-") for c, p in zip(slot, presentation, strict=True)],
-                     index=cue_slot.index, dtype=object)
+    return pd.Series(
+        [_OUTCOME.get((c, p), "-") for c, p in zip(slot, presentation, strict=True)], index=cue_slot.index, dtype=object
+    )
 
 
 def rater_units(answers: pd.DataFrame) -> pd.DataFrame:
@@ -220,7 +223,10 @@ def rater_units(answers: pd.DataFrame) -> pd.DataFrame:
     cue = frame["cue_slot"] if "cue_slot" in frame else pd.Series(None, index=frame.index, dtype=object)
     frame = frame.assign(
         value=vote_outcomes(frame["choice"], frame["presentation"]),
-        base=frame["condition"].astype(str) + ":" + frame["pair"].astype(str) + ":"
+        base=frame["condition"].astype(str)
+        + ":"
+        + frame["pair"].astype(str)
+        + ":"
         + cue_targets(cue, frame["presentation"]),
     )
     frame = frame[frame["value"].notna()]

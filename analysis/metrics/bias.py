@@ -19,6 +19,7 @@ intervals and tests under a profile.
 ``position_preference`` (order_first - order_last) is counted as hits = first twice,
 mirror = last twice, over the order run's denominator.
 """
+
 from __future__ import annotations
 
 import pandas as pd
@@ -34,9 +35,7 @@ def pair_frame(judgments: pd.DataFrame) -> pd.DataFrame:
     A missing or failed twin is an invalid answer, as in the authors' harness.
     """
     first = judgments[judgments["presentation"] == 1]
-    second = judgments[judgments["presentation"] == 2][
-        [*PAIR_KEYS, "choice", "valid", "chosen_is_a", "cue_slot"]
-    ]
+    second = judgments[judgments["presentation"] == 2][[*PAIR_KEYS, "choice", "valid", "chosen_is_a", "cue_slot"]]
     pairs = first.merge(second, on=PAIR_KEYS, how="left", suffixes=("1", "2"))
     pairs["valid2"] = pairs["valid2"].astype("boolean").fillna(False).astype(bool)
     pairs["valid1"] = pairs["valid1"].astype(bool)
@@ -47,8 +46,9 @@ def pair_frame(judgments: pd.DataFrame) -> pd.DataFrame:
     return pairs
 
 
-def _count(pairs: pd.DataFrame, mask: pd.Series, hits: pd.Series, bias: str, n_valid: pd.Series,
-           mirror: pd.Series) -> pd.DataFrame:
+def _count(
+    pairs: pd.DataFrame, mask: pd.Series, hits: pd.Series, bias: str, n_valid: pd.Series, mirror: pd.Series
+) -> pd.DataFrame:
     """Per (subject, instruction) counts of one bias over the pairs in ``mask``."""
     sub = pd.DataFrame(
         {
@@ -124,8 +124,9 @@ def judge_bias_units(judgments: pd.DataFrame, *, profile: Profile) -> pd.DataFra
             # Against the cue both times: the mirror image (same arrangement, the cue moved).
             against1 = pairs["valid1"] & (pairs["choice1"] != pairs["cue_slot1"])
             against2 = pairs["valid2"] & (pairs["choice2"] != pairs["cue_slot2"])
-            parts.append(_count(pairs, mask, followed1 & followed2, condition, pairs["both_valid"],
-                                against1 & against2))
+            parts.append(
+                _count(pairs, mask, followed1 & followed2, condition, pairs["both_valid"], against1 & against2)
+            )
     parts = [p for p in parts if p is not None and not p.empty]
     return pd.concat(parts, ignore_index=True)[UNIT_COLUMNS] if parts else pd.DataFrame(columns=UNIT_COLUMNS)
 

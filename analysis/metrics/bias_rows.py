@@ -19,6 +19,7 @@ hypothesis tested, in words), ``null_value`` (the row's expected value under it)
   the bootstrap standard error (floored at the independent-pairs one) for
   ``position_preference``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -40,9 +41,15 @@ from analysis.metrics.stats import (
 # version likewise (own in prompt 1, then own again or not: 1/2 x 1/2 either way).
 # position_preference = order_first - order_last = 0.25 - 0.25.
 RANDOM_THRESHOLD = {
-    "order_first": 0.25, "order_last": 0.25, "position_preference": 0.0,
-    "compassion_first": 0.25, "compassion_last": 0.25,
-    "egocentric": 0.25, "egocentric_comp": 0.25, "salience_longer": 0.5, "bandwagon": 0.25,
+    "order_first": 0.25,
+    "order_last": 0.25,
+    "position_preference": 0.0,
+    "compassion_first": 0.25,
+    "compassion_last": 0.25,
+    "egocentric": 0.25,
+    "egocentric_comp": 0.25,
+    "salience_longer": 0.5,
+    "bandwagon": 0.25,
     "attentional": 0.25,
 }
 BIAS_ORDER = list(RANDOM_THRESHOLD)
@@ -53,18 +60,17 @@ BOOTSTRAP_SEED = 20240
 # The null hypothesis of each tested row (the sign test of hits against mirror).
 NULLS = {
     "position_preference": "no position preference: a pair answered with the same slot twice is as likely "
-                           "to be first-first as last-last",
-    "egocentric": "no self-preference: the judge's own response is as likely as the other one to get the "
-                  "row's outcome",
+    "to be first-first as last-last",
+    "egocentric": "no self-preference: the judge's own response is as likely as the other one to get the row's outcome",
     "egocentric_comp": "no self-preference: the judge's own response is as likely as the other one to get "
-                       "the row's outcome",
+    "the row's outcome",
     "salience_longer": "no length preference: among kept pairs the longer response is chosen half the time",
     "bandwagon": "the cue has no effect: with the same arrangement, following the cue both times is as "
-                 "likely as going against it both times (cue-following share = the judge's own no-cue "
-                 "agreement with the cued answer = 1/2)",
+    "likely as going against it both times (cue-following share = the judge's own no-cue "
+    "agreement with the cued answer = 1/2)",
     "attentional": "the distractor has no effect: with the same arrangement, choosing the mentioned system "
-                   "both times is as likely as choosing the other both times (share = the judge's own "
-                   "no-distractor agreement = 1/2)",
+    "both times is as likely as choosing the other both times (share = the judge's own "
+    "no-distractor agreement = 1/2)",
 }
 UNTESTED = {
     "order_first": "not tested alone (its no-bias value depends on the judge's consistency); see position_preference",
@@ -100,8 +106,16 @@ def judge_units(units: pd.DataFrame, *, denominator: str) -> pd.DataFrame:
     use_all = (denominator == "all") & (units["bias"] != "salience_longer")
     num = np.where(units["bias"] == SIGNED, units["hits"] - units["mirror"], units["hits"]).astype(float)
     den = np.where(use_all, units["n_all"], units["n_valid"]).astype(float)
-    return pd.DataFrame({"subject": units["subject"].to_numpy(), "bias": units["bias"].to_numpy(),
-                         "c0": units["instruction"].to_numpy(), "c1": 0, "num": num, "den": den})
+    return pd.DataFrame(
+        {
+            "subject": units["subject"].to_numpy(),
+            "bias": units["bias"].to_numpy(),
+            "c0": units["instruction"].to_numpy(),
+            "c1": 0,
+            "num": num,
+            "den": den,
+        }
+    )
 
 
 def human_units(units: pd.DataFrame) -> pd.DataFrame:
@@ -127,8 +141,7 @@ def intervals(units: pd.DataFrame, observed: pd.DataFrame) -> dict[tuple[str, st
         codes = [pd.factorize(g["c0"])[0], pd.factorize(g["c1"])[0]]
         weights = cluster_weights(codes, replicates=BOOTSTRAP_REPLICATES, seed=BOOTSTRAP_SEED)
         reps = ratio_replicates(g["num"].to_numpy(), g["den"].to_numpy(), weights)
-        out[(subject, bias)] = (_signed_interval(row, reps) if bias == SIGNED
-                                else cluster_wilson(value, n, reps))
+        out[(subject, bias)] = _signed_interval(row, reps) if bias == SIGNED else cluster_wilson(value, n, reps)
     return out
 
 
@@ -162,8 +175,10 @@ def finish_rows(observed: pd.DataFrame, units: pd.DataFrame | None = None, *, co
     merged = merged.sort_values(["subject", "bias_rank"]).reset_index(drop=True)
     cis = intervals(units if units is not None else pd.DataFrame(columns=UNIT_COLUMNS), merged)
     tested = merged["bias"].isin(list(NULLS)) & (merged["n"] > 0)
-    merged["p_value"] = [sign_test(int(h), int(h) + int(m)) if t else np.nan
-                         for h, m, t in zip(merged["hits"], merged["mirror"], tested, strict=True)]
+    merged["p_value"] = [
+        sign_test(int(h), int(h) + int(m)) if t else np.nan
+        for h, m, t in zip(merged["hits"], merged["mirror"], tested, strict=True)
+    ]
     adjust = holm if correction == "holm" else benjamini_hochberg
     merged["p_adjusted"] = adjust(merged["p_value"].to_numpy())
     family = "Holm" if correction == "holm" else "Benjamini-Hochberg"
@@ -176,18 +191,30 @@ def finish_rows(observed: pd.DataFrame, units: pd.DataFrame | None = None, *, co
             ci = wilson(value, n) if r.bias != SIGNED else [float("nan"), float("nan")]
         is_tested = r.bias in NULLS and n > 0
         row = {
-            "subject": r.subject, "bias": r.bias, "value": value, "n": n,
-            "valid_rate": _f(r.valid_rate), "random": RANDOM_THRESHOLD[r.bias],
+            "subject": r.subject,
+            "bias": r.bias,
+            "value": value,
+            "n": n,
+            "valid_rate": _f(r.valid_rate),
+            "random": RANDOM_THRESHOLD[r.bias],
             "ci95": [_f(x) for x in ci] if ci is not None else None,
-            "p_value": _f(r.p_value), "p_adjusted": _f(r.p_adjusted),
-            "value_all": _f(r.value_all), "n_all": int(r.n_all),
-            "value_valid": _f(r.value_valid), "n_valid": int(r.n_valid),
-            "hits": int(r.hits), "mirror": int(r.mirror),
+            "p_value": _f(r.p_value),
+            "p_adjusted": _f(r.p_adjusted),
+            "value_all": _f(r.value_all),
+            "n_all": int(r.n_all),
+            "value_valid": _f(r.value_valid),
+            "n_valid": int(r.n_valid),
+            "hits": int(r.hits),
+            "mirror": int(r.mirror),
             "null": NULLS.get(r.bias, UNTESTED.get(r.bias, "")),
             "null_value": _null_value(r) if is_tested else None,
             "interval": _interval_text(r.bias, r.subject),
-            "method": (f"exact two-sided sign test of hits vs mirror (Binomial(hits + mirror, 1/2)); "
-                       f"{family} across the table's tested rows" if is_tested else "no test (descriptive)"),
+            "method": (
+                f"exact two-sided sign test of hits vs mirror (Binomial(hits + mirror, 1/2)); "
+                f"{family} across the table's tested rows"
+                if is_tested
+                else "no test (descriptive)"
+            ),
         }
         if r.bias in ("bandwagon", "attentional") and int(r.n_valid) > 0:
             # Per prompt, the share choosing the cued slot among pairs with both prompts answered:
@@ -212,10 +239,12 @@ def _null_value(r: object) -> float | None:
 
 def _interval_text(bias: str, subject: str) -> str:
     clusters = "raters and instructions (two-way)" if subject == "humans" else "instructions"
-    shape = ("normal, se = max(bootstrap sd, independent-pairs sd)" if bias == SIGNED
-             else "Wilson at the effective n = n / design effect (>= 1)")
-    return (f"95% cluster bootstrap over {clusters}, {BOOTSTRAP_REPLICATES} replicates, seed {BOOTSTRAP_SEED}; "
-            f"{shape}")
+    shape = (
+        "normal, se = max(bootstrap sd, independent-pairs sd)"
+        if bias == SIGNED
+        else "Wilson at the effective n = n / design effect (>= 1)"
+    )
+    return f"95% cluster bootstrap over {clusters}, {BOOTSTRAP_REPLICATES} replicates, seed {BOOTSTRAP_SEED}; {shape}"
 
 
 def _f(x: object) -> float | None:

@@ -9,6 +9,7 @@ Every pair is answered twice by the same rater (the twin tasks share ``pair_inde
 All four definitions are symmetric in the twins, so task order does not matter.
 Human salience is taken from the order study.
 """
+
 from __future__ import annotations
 
 import re
@@ -45,7 +46,9 @@ _TOKEN_RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(?i)\b(can)(not)\b"), r"\1 \2"),
     (re.compile(r"(?i)\b(gon|got|wan)(na|ta)\b"), r"\1 \2"),
 ]
-TOKENIZER_NOTE = "Treebank-style regex word tokenizer (analysis.metrics.human_bias.word_tokens), newlines deleted; not NLTK"
+TOKENIZER_NOTE = (
+    "Treebank-style regex word tokenizer (analysis.metrics.human_bias.word_tokens), newlines deleted; not NLTK"
+)
 
 
 def word_tokens(text: str) -> list[str]:
@@ -106,8 +109,9 @@ def human_bias_records(answers: pd.DataFrame) -> pd.DataFrame:
     parts = []
 
     def add(mask: pd.Series, hits: pd.Series, n: pd.Series, bias: str, mirror: pd.Series) -> None:
-        frame = twins.loc[mask, keys].assign(hits=hits[mask].astype(int), mirror=mirror[mask].astype(int),
-                                             n=n[mask].astype(int))
+        frame = twins.loc[mask, keys].assign(
+            hits=hits[mask].astype(int), mirror=mirror[mask].astype(int), n=n[mask].astype(int)
+        )
         if not frame.empty:
             parts.append(frame.groupby(keys, sort=True).sum().reset_index().assign(bias=bias))
 
@@ -121,14 +125,23 @@ def human_bias_records(answers: pd.DataFrame) -> pd.DataFrame:
     consistent = twins["chose_a1"] == twins["chose_a2"]
     chosen_len = np.where(twins["chose_a1"], twins["units_a"], twins["units_b"])
     other_len = np.where(twins["chose_a1"], twins["units_b"], twins["units_a"])
-    add(order, consistent & (chosen_len > other_len), consistent, "salience_longer",
-        consistent & (chosen_len < other_len))
+    add(
+        order,
+        consistent & (chosen_len > other_len),
+        consistent,
+        "salience_longer",
+        consistent & (chosen_len < other_len),
+    )
     letters = ("A", "B")
     for condition in ("bandwagon", "attentional"):
         mask = twins["condition"] == condition
         followed = (twins["choice1"] == twins["cue_slot1"]) & (twins["choice2"] == twins["cue_slot2"])
-        against = (twins["choice1"].isin(letters) & (twins["choice1"] != twins["cue_slot1"])
-                   & twins["choice2"].isin(letters) & (twins["choice2"] != twins["cue_slot2"]))
+        against = (
+            twins["choice1"].isin(letters)
+            & (twins["choice1"] != twins["cue_slot1"])
+            & twins["choice2"].isin(letters)
+            & (twins["choice2"] != twins["cue_slot2"])
+        )
         add(mask, followed, one, condition, against)
     return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
 
@@ -163,10 +176,17 @@ def human_bias_counts(records: pd.DataFrame, *, per_rater: bool) -> pd.DataFrame
         return pd.DataFrame(columns=cols)
     records = with_position_preference(records)
     work = records.assign(rate=record_rates(records))
-    out = work.groupby("bias", sort=True).agg(
-        hits=("hits", "sum"), mirror=("mirror", "sum"), n_valid=("n", "sum"), value_mean=("rate", "mean"),
-        records=("rate", "size"),
-    ).reset_index()
+    out = (
+        work.groupby("bias", sort=True)
+        .agg(
+            hits=("hits", "sum"),
+            mirror=("mirror", "sum"),
+            n_valid=("n", "sum"),
+            value_mean=("rate", "mean"),
+            records=("rate", "size"),
+        )
+        .reset_index()
+    )
     out["n_all"] = out["n_valid"]
     out["subject"] = "humans"
     if not per_rater:

@@ -4,6 +4,7 @@ Pure functions over the frames of ``analysis.loaders``; each mirrors one computa
 of the authors' analysis, with their RBO variant, tie rule, item deletions and
 rounding, so the printed numbers come out (49.6%, 44%, Figure 5, 3.13, 3.14).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -18,8 +19,11 @@ from analysis.metrics.rbo import rbo_many
 P = 0.8  # the authors' persistence everywhere (3.11)
 ACL_DROPPED = ("dolly", "redpajama")
 # Candidates each ACL evaluator's list loses besides dolly and redpajama (3.12 c).
-ACL_EXTRA_DROPS = {"llamav2": ("llamav2",), "mistral": ("mistral", "olmo", "llamav2"),
-                   "olmo": ("mistral", "olmo", "llamav2")}
+ACL_EXTRA_DROPS = {
+    "llamav2": ("llamav2",),
+    "mistral": ("mistral", "olmo", "llamav2"),
+    "olmo": ("mistral", "olmo", "llamav2"),
+}
 
 
 def _borda_sum(rankings: pd.DataFrame) -> pd.DataFrame:
@@ -58,8 +62,9 @@ def rbo_human_machine_v1(rankings: pd.DataFrame, v1: pd.DataFrame, *, order: Seq
     human = aggregated_human(rankings, order=order)
     machine = v1[v1["judge"].isin(order[:15])]
     summed = machine.groupby(["instruction", "candidate"], as_index=False)["wins"].sum()
-    machine_rank = rankings_by(summed.rename(columns={"wins": "score"}), group=["instruction"],
-                               tie_break="canonical", order=order)
+    machine_rank = rankings_by(
+        summed.rename(columns={"wins": "score"}), group=["instruction"], tie_break="canonical", order=order
+    )
     return mean_rbo(human, machine_rank, variant="trunc")
 
 
@@ -73,7 +78,9 @@ def rbo_human_vs_evaluator_v1(rankings: pd.DataFrame, v1: pd.DataFrame, *, order
     return out
 
 
-def rbo_human_machine_acl(rankings: pd.DataFrame, acl: pd.DataFrame, *, order: Sequence[str]) -> tuple[float, pd.DataFrame]:
+def rbo_human_machine_acl(
+    rankings: pd.DataFrame, acl: pd.DataFrame, *, order: Sequence[str]
+) -> tuple[float, pd.DataFrame]:
     """3.12 c: each annotator x each ACL evaluator, RBO_ext on 13 models, T1; the mean of cells.
 
     Returns the headline and the rounded cells (annotator, judge, value).
@@ -119,8 +126,10 @@ def authors_rbo_ext_is_one(x: Sequence, y: Sequence, p: float = P) -> bool:
 def iaa_ranking(rankings: pd.DataFrame, *, variant: str = "trunc", drop: Sequence[str] = ()) -> float:
     """3.13: mean over annotator pairs (a < b; no diagonal) of the rounded per-pair mean RBO."""
     by_rater = {r: g.set_index("instruction")["ranking"] for r, g in rankings.groupby("rater", sort=True)}
-    cells = [round(mean_rbo(by_rater[a], by_rater[b], variant=variant, drop=drop), 3)
-             for a, b in combinations(sorted(by_rater), 2)]
+    cells = [
+        round(mean_rbo(by_rater[a], by_rater[b], variant=variant, drop=drop), 3)
+        for a, b in combinations(sorted(by_rater), 2)
+    ]
     cells = [c for c in cells if c != 1]  # the authors' filter; no cell is 1 here
     return float(np.mean(cells)) if cells else float("nan")
 
@@ -136,13 +145,18 @@ def human_bias_iaa(answers: pd.DataFrame, *, candidate_of: dict[int, str]) -> fl
     means are averaged and rounded.
     """
     work = answers.assign(
-        cand_a=answers["resp_a"].map(candidate_of), cand_b=answers["resp_b"].map(candidate_of),
+        cand_a=answers["resp_a"].map(candidate_of),
+        cand_b=answers["resp_b"].map(candidate_of),
     )
     slot_a_is_a = work["presentation"] == "ab"
     chose_a = (work["choice"] == "A") == slot_a_is_a
     work = work.assign(winner=np.where(chose_a, work["cand_a"], work["cand_b"]))
-    shown = pd.concat([work[["batch", "rater", "cand_a"]].rename(columns={"cand_a": "candidate"}),
-                       work[["batch", "rater", "cand_b"]].rename(columns={"cand_b": "candidate"})])
+    shown = pd.concat(
+        [
+            work[["batch", "rater", "cand_a"]].rename(columns={"cand_a": "candidate"}),
+            work[["batch", "rater", "cand_b"]].rename(columns={"cand_b": "candidate"}),
+        ]
+    )
     appear = shown.value_counts().rename("appearances")
     wins = work[["batch", "rater", "winner"]].rename(columns={"winner": "candidate"}).value_counts().rename("wins")
     ratios = pd.concat([appear, wins], axis=1).fillna({"wins": 0}).reset_index()

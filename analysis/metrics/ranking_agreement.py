@@ -1,4 +1,5 @@
 """RBO and choice agreement between rankings and between choices (tidy rows for the report)."""
+
 from __future__ import annotations
 
 from itertools import combinations
@@ -50,8 +51,20 @@ CHANCE_DRAWS = 200
 CHANCE_DRAWS_TIED = 50
 
 
-def rbo_row(kind: str, a: str, b: str, left: pd.Series, right: pd.Series, *, variant: str, p: float,
-            ties: str, seed: int, with_chance: bool = False, **extra: object) -> dict | None:
+def rbo_row(
+    kind: str,
+    a: str,
+    b: str,
+    left: pd.Series,
+    right: pd.Series,
+    *,
+    variant: str,
+    p: float,
+    ties: str,
+    seed: int,
+    with_chance: bool = False,
+    **extra: object,
+) -> dict | None:
     """One agreement row: mean RBO over shared instructions, bootstrap interval over them.
 
     ``with_chance`` adds ``chance``: what the same mean RBO is when ``left``'s items are put in
@@ -60,15 +73,33 @@ def rbo_row(kind: str, a: str, b: str, left: pd.Series, right: pd.Series, *, var
     values = rbo_per_instruction(left, right, variant=variant, p=p, ties=ties)
     if values.size == 0:
         return None
-    row = {"kind": kind, "metric": f"rbo_{variant}", "a": a, "b": b, "value": float(values.mean()),
-           "n": int(values.size), "ci95": bootstrap_mean(values, seed=seed), "p": p, "ties": ties}
+    row = {
+        "kind": kind,
+        "metric": f"rbo_{variant}",
+        "a": a,
+        "b": b,
+        "value": float(values.mean()),
+        "n": int(values.size),
+        "ci95": bootstrap_mean(values, seed=seed),
+        "p": p,
+        "ties": ties,
+    }
     if with_chance:
         row["chance"] = chance_rbo(left, right, observed=row["value"], variant=variant, p=p, ties=ties, seed=seed)
     return row | extra
 
 
-def chance_rbo(left: pd.Series, right: pd.Series, *, observed: float, variant: str, p: float, ties: str,
-               seed: int, draws: int | None = None) -> dict:
+def chance_rbo(
+    left: pd.Series,
+    right: pd.Series,
+    *,
+    observed: float,
+    variant: str,
+    p: float,
+    ties: str,
+    seed: int,
+    draws: int | None = None,
+) -> dict:
     """The permutation null of a mean RBO: ``left``'s items shuffled per instruction, ``draws`` times.
 
     Returns the null's mean, the 2.5-97.5 percentile range of the null mean over this many
@@ -89,40 +120,66 @@ def chance_rbo(left: pd.Series, right: pd.Series, *, observed: float, variant: s
         null = rbo_many(shuffled, ys * draws, p, variant=variant, ties=ties).reshape(draws, len(xs)).mean(axis=1)
     low, high = np.percentile(null, [2.5, 97.5])
     above = int(np.sum(null >= observed - 1e-12))
-    return {"value": float(null.mean()), "range95": [float(low), float(high)], "draws": draws,
-            "p_above": (1 + above) / (1 + draws)}
+    return {
+        "value": float(null.mean()),
+        "range95": [float(low), float(high)],
+        "draws": draws,
+        "p_above": (1 + above) / (1 + draws),
+    }
 
 
 def _relabelled(ranking: list, rng: np.random.Generator) -> list:
     """``ranking`` with its items randomly renamed among themselves; tied groups stay groups."""
-    items = sorted({key for entry in ranking for key in (entry if isinstance(entry, frozenset) else (entry,))},
-                   key=str)
+    items = sorted({key for entry in ranking for key in (entry if isinstance(entry, frozenset) else (entry,))}, key=str)
     names = dict(zip(items, (items[i] for i in rng.permutation(len(items))), strict=True))
     return [frozenset(names[k] for k in e) if isinstance(e, frozenset) else names[e] for e in ranking]
 
 
-def pairwise_rbo_rows(kind: str, rankings: dict[str, pd.Series], *, variant: str, p: float, ties: str,
-                      seed: int, with_chance: bool = False) -> list[dict]:
+def pairwise_rbo_rows(
+    kind: str,
+    rankings: dict[str, pd.Series],
+    *,
+    variant: str,
+    p: float,
+    ties: str,
+    seed: int,
+    with_chance: bool = False,
+) -> list[dict]:
     """Every unordered pair (a < b; never the diagonal) plus their mean as ``a = b = "all"``
     (whose ``chance`` is the mean of the pairs' chance levels)."""
-    rows = [rbo_row(kind, a, b, rankings[a], rankings[b], variant=variant, p=p, ties=ties, seed=seed,
-                    with_chance=with_chance)
-            for a, b in combinations(sorted(rankings), 2)]
+    rows = [
+        rbo_row(
+            kind, a, b, rankings[a], rankings[b], variant=variant, p=p, ties=ties, seed=seed, with_chance=with_chance
+        )
+        for a, b in combinations(sorted(rankings), 2)
+    ]
     rows = [r for r in rows if r is not None]
     if rows:
         values = np.array([r["value"] for r in rows])
-        mean = {"kind": kind, "metric": f"rbo_{variant}", "a": "all", "b": "all",
-                "value": float(values.mean()), "n": len(rows),
-                "ci95": bootstrap_mean(values, seed=seed), "p": p, "ties": ties, "aggregate": "mean of pairs"}
+        mean = {
+            "kind": kind,
+            "metric": f"rbo_{variant}",
+            "a": "all",
+            "b": "all",
+            "value": float(values.mean()),
+            "n": len(rows),
+            "ci95": bootstrap_mean(values, seed=seed),
+            "p": p,
+            "ties": ties,
+            "aggregate": "mean of pairs",
+        }
         if with_chance:
-            mean["chance"] = {"value": float(np.mean([r["chance"]["value"] for r in rows])),
-                              "aggregate": "mean of pairs"}
+            mean["chance"] = {
+                "value": float(np.mean([r["chance"]["value"] for r in rows])),
+                "aggregate": "mean of pairs",
+            }
         rows.append(mean)
     return rows
 
 
-def choice_agreement_rows(human: pd.DataFrame, judge: pd.DataFrame, *, condition: str, judge_name: str,
-                          seed: int) -> list[dict]:
+def choice_agreement_rows(
+    human: pd.DataFrame, judge: pd.DataFrame, *, condition: str, judge_name: str, seed: int
+) -> list[dict]:
     """Human vs judge on the same calls: percent agreement and Cohen's kappa on the chosen response.
 
     ``human``: ``rater, key, chose_a``; ``judge``: ``key, chose_a``, where ``key`` identifies
@@ -135,11 +192,17 @@ def choice_agreement_rows(human: pd.DataFrame, judge: pd.DataFrame, *, condition
     groups = [("humans", joined), *((str(r), g) for r, g in joined.groupby("rater", sort=True))]
     for name, g in groups:
         same = (g["chose_a_h"] == g["chose_a_j"]).to_numpy()
-        common = {"kind": "human_vs_judge", "a": name if name != "humans" else f"humans:{condition}",
-                  "b": judge_name, "n": int(same.size), "condition": condition}
+        common = {
+            "kind": "human_vs_judge",
+            "a": name if name != "humans" else f"humans:{condition}",
+            "b": judge_name,
+            "n": int(same.size),
+            "condition": condition,
+        }
         value = float(same.mean())
         rows.append(common | {"metric": "percent", "value": value, "ci95": wilson(value, same.size)})
         kappa = cohen_kappa(g["chose_a_h"].to_numpy(), g["chose_a_j"].to_numpy())
-        rows.append(common | {"metric": "cohen_kappa", "value": kappa if np.isfinite(kappa) else None,
-                              "ci95": [None, None]})
+        rows.append(
+            common | {"metric": "cohen_kappa", "value": kappa if np.isfinite(kappa) else None, "ci95": [None, None]}
+        )
     return rows

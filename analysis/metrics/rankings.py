@@ -7,6 +7,7 @@ Tie rules (``Profile.tie_break``):
   of ``analysis.metrics.rbo`` (Corsi & Urbano's ``a`` treatment by default).
 A ranking is a list of candidate keys, best first (tied groups as frozensets).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -19,8 +20,21 @@ TIE_RULES = ("alpha", "canonical", "tie-aware")
 # The order the authors used to break ties between equal selection ratios in the
 # human bias study (cobbler-method.md 3.10).
 HUMAN_BIAS_TIE_ORDER = (
-    "gpt4", "chatgpt", "instructgpt", "llama", "cohere", "falcon", "alpaca", "vicuna",
-    "openassist", "dolly", "baize", "koala", "wizardlm", "mpt", "redpajama",
+    "gpt4",
+    "chatgpt",
+    "instructgpt",
+    "llama",
+    "cohere",
+    "falcon",
+    "alpaca",
+    "vicuna",
+    "openassist",
+    "dolly",
+    "baize",
+    "koala",
+    "wizardlm",
+    "mpt",
+    "redpajama",
 )
 
 
@@ -49,7 +63,9 @@ def rank(keys: Sequence[str], scores: Sequence[float], *, tie_break: str, order:
     return out
 
 
-def rankings_by(frame: pd.DataFrame, *, group: list[str], tie_break: str, order: Sequence[str] | None = None) -> pd.Series:
+def rankings_by(
+    frame: pd.DataFrame, *, group: list[str], tie_break: str, order: Sequence[str] | None = None
+) -> pd.Series:
     """One ranking per group of a tidy (``group`` ..., ``candidate``, ``score``) frame.
 
     Vectorised: one sort of the whole frame, then one pass over the sorted rows (a
@@ -65,7 +81,9 @@ def rankings_by(frame: pd.DataFrame, *, group: list[str], tie_break: str, order:
     else:
         position = {k: i for i, k in enumerate(order)} if order is not None else {}
         work["tie"] = work["candidate"].map(position).fillna(len(position))
-    work = work.sort_values([*group, "score", "tie", "candidate"], ascending=[*([True] * len(group)), False, True, True])
+    work = work.sort_values(
+        [*group, "score", "tie", "candidate"], ascending=[*([True] * len(group)), False, True, True]
+    )
     return work.groupby(group, sort=True)["candidate"].agg(list)
 
 
@@ -87,8 +105,9 @@ def _tie_aware_rankings(frame: pd.DataFrame, *, group: list[str], order: Sequenc
     work = work.dropna(subset=group)
     if work.empty:
         return pd.Series(dtype=object)
-    work = work.sort_values([*group, "score", "pos", "candidate"],
-                            ascending=[*([True] * len(group)), False, True, True], kind="stable")
+    work = work.sort_values(
+        [*group, "score", "pos", "candidate"], ascending=[*([True] * len(group)), False, True, True], kind="stable"
+    )
     keys = work[group[0]].tolist() if len(group) == 1 else list(work[group].itertuples(index=False, name=None))
     rankings: list[list] = []
     index: list = []
@@ -141,10 +160,16 @@ def wins_from_judgments(judgments: pd.DataFrame, *, presentations: str = "both")
         raise ValueError(f"unknown presentation rule {presentations!r}; use {', '.join(PRESENTATION_RULES)}")
     used = judgments if presentations == "both" else judgments[judgments["presentation"] == 1]
     cols = ["judge", "condition", "instruction"]
-    appear = pd.concat(
-        [used[[*cols, "cand_a"]].rename(columns={"cand_a": "candidate"}),
-         used[[*cols, "cand_b"]].rename(columns={"cand_b": "candidate"})]
-    ).value_counts().rename("appearances")
+    appear = (
+        pd.concat(
+            [
+                used[[*cols, "cand_a"]].rename(columns={"cand_a": "candidate"}),
+                used[[*cols, "cand_b"]].rename(columns={"cand_b": "candidate"}),
+            ]
+        )
+        .value_counts()
+        .rename("appearances")
+    )
     chosen = used[used["valid"].astype(bool)]
     winner = np.where(chosen["chosen_is_a"], chosen["cand_a"], chosen["cand_b"])
     wins = chosen[cols].assign(candidate=winner).value_counts().rename("wins")

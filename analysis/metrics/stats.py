@@ -1,4 +1,5 @@
 """Intervals, tests and multiple-comparison corrections shared by the metric modules."""
+
 from __future__ import annotations
 
 from functools import lru_cache

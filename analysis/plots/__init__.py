@@ -1,5 +1,6 @@
 """The report's plots: built as matplotlib Figures (``build_plots``), stored as SVG data: URIs
 (``render_figures``), in the order the page shows them."""
+
 from __future__ import annotations
 
 from analysis.plots.base import Plot, house_style

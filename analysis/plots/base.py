@@ -3,6 +3,7 @@
 Plots are drawn on bare matplotlib Figures (Agg canvas, no pyplot state), so building them is
 thread-safe in the worker and the layout test can inspect the same objects before encoding.
 """
+
 from __future__ import annotations
 
 import base64

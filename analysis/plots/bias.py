@@ -1,4 +1,5 @@
 """Bias rates against the random baseline (with significance marks), and valid-answer rates."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,8 +19,17 @@ from analysis.plots.base import (
     wrap_label,
 )
 
-BIAS_ORDER = ["order_first", "order_last", "compassion_first", "compassion_last", "egocentric",
-              "egocentric_comp", "salience_longer", "bandwagon", "attentional"]
+BIAS_ORDER = [
+    "order_first",
+    "order_last",
+    "compassion_first",
+    "compassion_last",
+    "egocentric",
+    "egocentric_comp",
+    "salience_longer",
+    "bandwagon",
+    "attentional",
+]
 # A difference (first - last, in [-1, 1]) with 0 as its no-bias value: its own panel and scale.
 DIFFERENCE = "position_preference"
 MARK_GAP = 0.025  # data units between a bar's interval top and its mark
@@ -48,11 +58,19 @@ def _draw_bars(ax: Axes, x: float, width: float, row: dict, colour: str, *, with
         return top
     # A negative difference gets its mark below the bar, where its interval ends.
     if value < 0:
-        ax.text(x, min(value, ci[0] if ci else value) - MARK_GAP, mark, ha="center", va="top",
-                fontsize=SMALL, color=MUTED if mark == "ns" else "#222222")
+        ax.text(
+            x,
+            min(value, ci[0] if ci else value) - MARK_GAP,
+            mark,
+            ha="center",
+            va="top",
+            fontsize=SMALL,
+            color=MUTED if mark == "ns" else "#222222",
+        )
         return top
-    ax.text(x, top + MARK_GAP, mark, ha="center", va="bottom", fontsize=SMALL,
-            color=MUTED if mark == "ns" else "#222222")
+    ax.text(
+        x, top + MARK_GAP, mark, ha="center", va="bottom", fontsize=SMALL, color=MUTED if mark == "ns" else "#222222"
+    )
     return top + MARK_GAP + MARK_HEIGHT
 
 
@@ -104,16 +122,22 @@ def bias_plot(report: dict) -> Plot:
     differences = [r for r in rows if r["bias"] == DIFFERENCE]
     title = "Bias rates against the random baseline"
     n = sum(int(r.get("n") or 0) for r in rates)
-    caption = (f"Share of biased comparisons per subject and bias (profile {report['profile']}), with the row's 95% "
-               f"interval; dashed lines are the random baseline (the rate a judge choosing at random would get). "
-               f"Marks: {correction_label(report)} * < .05, ** < .01, *** < .001, ns not significant; unmarked rows "
-               f"are descriptive (no test of their own). n = {n} comparisons over {len(rates)} rows.")
+    caption = (
+        f"Share of biased comparisons per subject and bias (profile {report['profile']}), with the row's 95% "
+        f"interval; dashed lines are the random baseline (the rate a judge choosing at random would get). "
+        f"Marks: {correction_label(report)} * < .05, ** < .01, *** < .001, ns not significant; unmarked rows "
+        f"are descriptive (no test of their own). n = {n} comparisons over {len(rates)} rows."
+    )
     if differences:
-        caption += (" Right: position preference (order_first − order_last; 0 is no preference), tested with the "
-                    "exact sign test.")
+        caption += (
+            " Right: position preference (order_first − order_last; 0 is no preference), tested with the "
+            "exact sign test."
+        )
     if not rows:
-        reason = ("no bias rows: run a judge job on the order, bandwagon or attentional condition, "
-                  "or collect or import approved human work for those conditions")
+        reason = (
+            "no bias rows: run a judge job on the order, bandwagon or attentional condition, "
+            "or collect or import approved human work for those conditions"
+        )
         return Plot("bias", title, caption, no_data_figure("Bias", reason))
     subjects = subject_order({r["subject"] for r in rows})
     colours = {s: COLOURS[i % len(COLOURS)] for i, s in enumerate(subjects)}
@@ -141,8 +165,10 @@ def valid_plot(report: dict) -> Plot:
     rows = [r for r in report.get("bias") or [] if r.get("valid_rate") is not None and r["bias"] != DIFFERENCE]
     denominator = (report.get("profile_choices") or {}).get("denominator", "?")
     title = "Valid-response rates"
-    caption = (f"Share of valid (parseable) answers per subject and bias, profile {report['profile']} "
-               f"(rates use the {denominator!r} denominator); {len(rows)} rows.")
+    caption = (
+        f"Share of valid (parseable) answers per subject and bias, profile {report['profile']} "
+        f"(rates use the {denominator!r} denominator); {len(rows)} rows."
+    )
     if not rows:
         reason = "no bias rows, so no answers to count: the valid rate is measured on the bias conditions"
         return Plot("valid", title, caption, no_data_figure("Valid responses", reason))
@@ -161,8 +187,16 @@ def valid_plot(report: dict) -> Plot:
         mine = {r["subject"]: r["valid_rate"] for r in rows if r["bias"] == bias}
         ys = [i + (b - (len(biases) - 1) / 2) * step for i, s in enumerate(subjects) if s in mine]
         xs = [mine[s] for s in subjects if s in mine]
-        ax.scatter(xs, ys, s=26, marker=markers[b % len(markers)], color=COLOURS[b % len(COLOURS)],
-                   label=bias, zorder=3, clip_on=False)
+        ax.scatter(
+            xs,
+            ys,
+            s=26,
+            marker=markers[b % len(markers)],
+            color=COLOURS[b % len(COLOURS)],
+            label=bias,
+            zorder=3,
+            clip_on=False,
+        )
     ax.set_yticks(range(len(subjects)), subjects)
     ax.set_ylim(len(subjects) - 0.5, -0.5)
     ax.set_xlim(left, 1.0 + (1.0 - left) * 0.04)

@@ -1,4 +1,5 @@
 """Human-vs-judge RBO as a heatmap: one row per judge, coloured relative to the human-human baseline."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,8 +24,17 @@ def _metric(report: dict, rows: list[dict]) -> str:
 
 def _baseline(report: dict, metric: str) -> dict | None:
     """The mean pairwise RBO between human raters (the agreement section's all/all row)."""
-    return next((r for r in report.get("agreement") or [] if r.get("kind") == "inter_annotator"
-                 and r.get("metric") == metric and r.get("a") == "all" and r.get("value") is not None), None)
+    return next(
+        (
+            r
+            for r in report.get("agreement") or []
+            if r.get("kind") == "inter_annotator"
+            and r.get("metric") == metric
+            and r.get("a") == "all"
+            and r.get("value") is not None
+        ),
+        None,
+    )
 
 
 def _columns(raters: list[str]) -> tuple[list[str], str]:
@@ -66,17 +76,32 @@ def _draw_cells(ax: Axes, grid: np.ndarray, counts: np.ndarray, baseline: float 
     norm = _norm(grid, baseline)
     # pcolormesh, not imshow: cells stay vector quads in the SVG (imshow embeds a tiny raster the
     # browser blurs when it scales it up).
-    mesh = ax.pcolormesh(np.arange(drawn.shape[1] + 1) - 0.5, np.arange(len(drawn) + 1) - 0.5,
-                         np.ma.masked_invalid(drawn), norm=norm, cmap="RdBu" if baseline is not None else "viridis",
-                         edgecolors="white", linewidth=0.5)
+    mesh = ax.pcolormesh(
+        np.arange(drawn.shape[1] + 1) - 0.5,
+        np.arange(len(drawn) + 1) - 0.5,
+        np.ma.masked_invalid(drawn),
+        norm=norm,
+        cmap="RdBu" if baseline is not None else "viridis",
+        edgecolors="white",
+        linewidth=0.5,
+    )
     ax.set_xlim(-0.5, drawn.shape[1] - 0.5)
     ax.set_ylim(len(drawn) - 0.5, -0.5)
     if grid.size <= MAX_LABELLED_CELLS:
         for (i, k), v in np.ndenumerate(grid):
             if np.isfinite(v):
                 # Cells sit inside the axes, so layout can skip measuring them (most of its cost).
-                ax.text(k, i, f"{v:.2f}\nn={counts[i, k]}", ha="center", va="center", fontsize=CELL_TEXT,
-                        linespacing=1.1, color=text_colour_on(mesh.cmap(norm(v))), in_layout=False)
+                ax.text(
+                    k,
+                    i,
+                    f"{v:.2f}\nn={counts[i, k]}",
+                    ha="center",
+                    va="center",
+                    fontsize=CELL_TEXT,
+                    linespacing=1.1,
+                    color=text_colour_on(mesh.cmap(norm(v))),
+                    in_layout=False,
+                )
     return mesh
 
 
@@ -84,9 +109,16 @@ def _draw_baseline(ax: Axes, mesh: ScalarMappable, base: dict, row: int, columns
     """The bottom row: the human-human mean RBO, one value across the row (it is not per judge)."""
     ci = base.get("ci95")
     interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
-    ax.text((columns - 1) / 2, row, f"{base['value']:.2f}{interval}\nn = {base.get('n')} rater pairs",
-            ha="center", va="center", fontsize=CELL_TEXT, linespacing=1.1,
-            color=text_colour_on(mesh.cmap(mesh.norm(base["value"]))))
+    ax.text(
+        (columns - 1) / 2,
+        row,
+        f"{base['value']:.2f}{interval}\nn = {base.get('n')} rater pairs",
+        ha="center",
+        va="center",
+        fontsize=CELL_TEXT,
+        linespacing=1.1,
+        color=text_colour_on(mesh.cmap(mesh.norm(base["value"]))),
+    )
     ax.axhline(row - 0.5, color="black", linewidth=1.2)
 
 
@@ -102,34 +134,57 @@ def _grid(rows: list[dict], keys: list[tuple[str, str]], columns: list[str]) -> 
 
 def _caption(report: dict, metric: str, base: dict | None, cells: int) -> str:
     p = (report.get("profile_choices") or {}).get("rbo_p", "?")
-    caption = (f"Human-vs-judge rank-biased overlap ({metric}, p = {p}, profile {report['profile']}); each cell is a "
-               f"mean over n rankings (intervals in the agreement table). Judges sorted by agreement with the "
-               f"first column. ")
+    caption = (
+        f"Human-vs-judge rank-biased overlap ({metric}, p = {p}, profile {report['profile']}); each cell is a "
+        f"mean over n rankings (intervals in the agreement table). Judges sorted by agreement with the "
+        f"first column. "
+    )
     if base:
-        caption += ("Colours diverge around the human-human baseline (mean RBO between pairs of human raters, "
-                    "bottom row): blue agrees with people more than people agree with each other, red less. ")
+        caption += (
+            "Colours diverge around the human-human baseline (mean RBO between pairs of human raters, "
+            "bottom row): blue agrees with people more than people agree with each other, red less. "
+        )
     else:
-        caption += "No human-human baseline (it needs two raters ranking the same instructions); colours span the data range. "
-    chances = [r["chance"]["value"] for r in report.get("agreement") or []
-               if r.get("kind") == "human_vs_judge" and r.get("metric") == metric and (r.get("chance") or {}).get("value") is not None]
+        caption += (
+            "No human-human baseline (it needs two raters ranking the same instructions); colours span the data range. "
+        )
+    chances = [
+        r["chance"]["value"]
+        for r in report.get("agreement") or []
+        if r.get("kind") == "human_vs_judge"
+        and r.get("metric") == metric
+        and (r.get("chance") or {}).get("value") is not None
+    ]
     if chances:
         # Random orderings of a few answers already overlap a lot: the floor to read cells against.
-        caption += (f"Chance level (answers in random order, permutation null): {min(chances):.2f}"
-                    + (f"-{max(chances):.2f}" if max(chances) - min(chances) >= 0.005 else "") + ". ")
+        caption += (
+            f"Chance level (answers in random order, permutation null): {min(chances):.2f}"
+            + (f"-{max(chances):.2f}" if max(chances) - min(chances) >= 0.005 else "")
+            + ". "
+        )
     if cells > MAX_LABELLED_CELLS:
         caption += f"{cells} cells are too many to label; the values are in the agreement table. "
     return caption
 
 
 def rbo_plot(report: dict) -> Plot:
-    rows = [r for r in report.get("agreement") or [] if r.get("kind") == "human_vs_judge"
-            and str(r.get("metric", "")).startswith("rbo") and r.get("value") is not None]
+    rows = [
+        r
+        for r in report.get("agreement") or []
+        if r.get("kind") == "human_vs_judge"
+        and str(r.get("metric", "")).startswith("rbo")
+        and r.get("value") is not None
+    ]
     title = "Human-vs-judge RBO"
     if not rows:
-        caption = (f"Human-vs-judge rank-biased overlap (profile {report['profile']}): no rows. It needs human "
-                   "rankings and judge rankings of the same instructions.")
-        reason = ("no human rankings to compare with: collect or import approved ranking-condition work, "
-                  "and run a judge on the order or plain condition")
+        caption = (
+            f"Human-vs-judge rank-biased overlap (profile {report['profile']}): no rows. It needs human "
+            "rankings and judge rankings of the same instructions."
+        )
+        reason = (
+            "no human rankings to compare with: collect or import approved ranking-condition work, "
+            "and run a judge on the order or plain condition"
+        )
         return Plot("rbo", title, caption, no_data_figure("RBO", reason))
     metric = _metric(report, rows)
     rows = [r for r in rows if r["metric"] == metric]
@@ -157,6 +212,7 @@ def rbo_plot(report: dict) -> Plot:
     # Below the cells: a horizontal bar's label has the figure's width, whatever the row count.
     bar = fig.colorbar(mesh, ax=ax, location="bottom", fraction=0.5 / fig.get_figheight(), aspect=30)
     bar.ax.tick_params(labelsize=SMALL)
-    bar.set_label(f"RBO (white = human–human baseline {base['value']:.2f})" if base else "RBO (scale: data range)",
-                  fontsize=SMALL)
+    bar.set_label(
+        f"RBO (white = human–human baseline {base['value']:.2f})" if base else "RBO (scale: data range)", fontsize=SMALL
+    )
     return Plot("rbo", title, _caption(report, metric, base, grid.size) + note, fig)

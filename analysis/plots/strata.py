@@ -1,4 +1,5 @@
 """Length strata: judge and length-only null agreement with humans per relative length difference."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -40,8 +41,16 @@ def _panel(ax: Axes, judge: str, condition: str, rows: list[dict], series: list[
                 continue
             ci = r.get(f"{who}_ci95")
             err = [[max(0.0, value - ci[0])], [max(0.0, ci[1] - value)]] if ci else None
-            ax.bar([x[k] + offset], [value], 0.38 if len(series) == 2 else 0.6, yerr=err, capsize=2, color=colour, ecolor="#222222",
-                   error_kw={"linewidth": 0.8})
+            ax.bar(
+                [x[k] + offset],
+                [value],
+                0.38 if len(series) == 2 else 0.6,
+                yerr=err,
+                capsize=2,
+                color=colour,
+                ecolor="#222222",
+                error_kw={"linewidth": 0.8},
+            )
     ax.axhline(0.5, color="black", linestyle=":", linewidth=1)
     # n under each bin, as text on white: readable at any size, never on a bar.
     labels = [f"{r['bin']}\n" + " / ".join(str(int(r.get(f"{who}_n") or 0)) for who, _, _ in series) for r in rows]
@@ -55,10 +64,12 @@ def _panel(ax: Axes, judge: str, condition: str, rows: list[dict], series: list[
 def strata_plot(report: dict) -> Plot:
     lc = report.get("length_control") or {}
     title = "Length strata: judge and length-only null"
-    caption = (f"Agreement with humans per relative length difference d ({lc.get('join', '?')} join, "
-               f"{lc.get('scope', '?')} scope, unit {lc.get('unit', '?')}; profile {report['profile']}): judge vs "
-               f"human majority and the length-only null vs individual votes, 95% Wilson intervals; the dotted "
-               f"line is chance (0.5).")
+    caption = (
+        f"Agreement with humans per relative length difference d ({lc.get('join', '?')} join, "
+        f"{lc.get('scope', '?')} scope, unit {lc.get('unit', '?')}; profile {report['profile']}): judge vs "
+        f"human majority and the length-only null vs individual votes, 95% Wilson intervals; the dotted "
+        f"line is chance (0.5)."
+    )
     groups = _groups(lc)
     shown = {key: [r for r in rows if _has_data(r)] for key, rows in groups.items()}
     empty = [key for key, rows in shown.items() if not rows]
@@ -66,17 +77,24 @@ def strata_plot(report: dict) -> Plot:
     dropped_bins = sum(len(groups[key]) - len(rows) for key, rows in shown.items())
     if empty:
         names = ", ".join(f"{j} ({c})" if c else j for j, c in empty)
-        caption += (f" Hidden: {names}: no pair in any bin has both this judge's verdict and human votes "
-                    f"(collect human pairwise votes on the same pairs).")
+        caption += (
+            f" Hidden: {names}: no pair in any bin has both this judge's verdict and human votes "
+            f"(collect human pairwise votes on the same pairs)."
+        )
     if dropped_bins:
         caption += f" {dropped_bins} empty bin(s) left out of the panels shown."
     if not shown:
-        reason = ("no pair has both a judge verdict and human votes: collect approved human pairwise work on "
-                  "the pairs a judge answered")
+        reason = (
+            "no pair has both a judge verdict and human votes: collect approved human pairwise work on "
+            "the pairs a judge answered"
+        )
         return Plot("strata", title, caption, no_data_figure("Length strata", reason))
     series = [s for s in SERIES if any(_has(r, s[0]) for rows in shown.values() for r in rows)]
-    caption += " Under each bin: " + " / ".join("n judge keys" if who == "judge" else "n null votes"
-                                                for who, _, _ in series) + "."
+    caption += (
+        " Under each bin: "
+        + " / ".join("n judge keys" if who == "judge" else "n null votes" for who, _, _ in series)
+        + "."
+    )
     panels = list(shown.items())[:MAX_PANELS]
     if len(shown) > MAX_PANELS:
         caption += f" The first {MAX_PANELS} of {len(shown)} panels are drawn; the table has all."
@@ -86,7 +104,7 @@ def strata_plot(report: dict) -> Plot:
     axes = np.atleast_1d(fig.subplots(nrows, cols, squeeze=False).ravel())
     for ax, ((judge, condition), rows) in zip(axes, panels, strict=False):
         _panel(ax, judge, condition, rows, series)
-    for ax in axes[len(panels):]:
+    for ax in axes[len(panels) :]:
         ax.remove()
     for ax in axes[::cols][:nrows]:
         ax.set_ylabel("agreement with humans")

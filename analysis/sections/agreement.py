@@ -9,6 +9,7 @@
 Judge rankings come from single calls (prompt-1 wins over appearances) and, for an
 imported CoBBLEr study, from the stored win counts (``source`` says which).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -50,8 +51,9 @@ def build(*, study: Study, profile: Profile) -> list[dict]:
         rows.append(_alpha_row(rankings))
         human = rankings_by(_borda_sum(rankings), group=["instruction"], tie_break=profile.tie_break, order=order)
         for (source, judge), ranks in judge_ranks.items():
-            rows.append(rbo_row("human_vs_judge", "humans", judge, human, ranks, source=source,
-                                with_chance=True, **rbo))
+            rows.append(
+                rbo_row("human_vs_judge", "humans", judge, human, ranks, source=source, with_chance=True, **rbo)
+            )
             for rater, mine in by_rater.items():
                 rows.append(rbo_row("human_vs_judge", rater, judge, mine, ranks, source=source, **rbo))
     for source in sorted({s for s, _ in judge_ranks}):
@@ -63,8 +65,9 @@ def build(*, study: Study, profile: Profile) -> list[dict]:
     return [r for r in rows if r is not None]
 
 
-def _judge_rankings(judgments: pd.DataFrame, aggregates: pd.DataFrame, *, profile: Profile,
-                    order: list[str]) -> dict[tuple[str, str], pd.Series]:
+def _judge_rankings(
+    judgments: pd.DataFrame, aggregates: pd.DataFrame, *, profile: Profile, order: list[str]
+) -> dict[tuple[str, str], pd.Series]:
     out: dict[tuple[str, str], pd.Series] = {}
     usable = judgments[judgments["condition"].isin(JUDGE_RANKING_CONDITIONS)]
     if not usable.empty:
@@ -78,8 +81,12 @@ def _judge_rankings(judgments: pd.DataFrame, aggregates: pd.DataFrame, *, profil
             out[("judgments", judge)] = ranks.xs(judge, level="judge")
     stored = aggregates[(aggregates["collection"] == "v1") & (aggregates["run"] == "order")]
     if not stored.empty:
-        ranks = rankings_by(stored.rename(columns={"wins": "score"}), group=["judge", "instruction"],
-                            tie_break=profile.tie_break, order=order)
+        ranks = rankings_by(
+            stored.rename(columns={"wins": "score"}),
+            group=["judge", "instruction"],
+            tie_break=profile.tie_break,
+            order=order,
+        )
         for judge in ranks.index.get_level_values("judge").unique():
             out[("imported:v1", judge)] = ranks.xs(judge, level="judge")
     return out
@@ -88,15 +95,26 @@ def _judge_rankings(judgments: pd.DataFrame, aggregates: pd.DataFrame, *, profil
 def _alpha_row(rankings: pd.DataFrame) -> dict:
     """Krippendorff's alpha (ordinal) with units = (instruction, candidate), values = rank position."""
     positions = pd.DataFrame(
-        [(r, i, key, pos + 1) for r, i, ranking in rankings[["rater", "instruction", "ranking"]].itertuples(index=False)
-         for pos, key in enumerate(ranking)],
+        [
+            (r, i, key, pos + 1)
+            for r, i, ranking in rankings[["rater", "instruction", "ranking"]].itertuples(index=False)
+            for pos, key in enumerate(ranking)
+        ],
         columns=["rater", "group", "candidate", "value"],
     )
     positions["unit"] = positions["group"].astype(str) + ":" + positions["candidate"]
     result = krippendorff_alpha(positions, level="ordinal", seed=SEED)
-    return {"kind": "inter_annotator", "metric": "krippendorff_alpha", "a": "all", "b": "all",
-            "value": _f(result.value), "n": result.n, "ci95": [_f(x) for x in result.ci95], "level": "ordinal",
-            "condition": "ranking"}
+    return {
+        "kind": "inter_annotator",
+        "metric": "krippendorff_alpha",
+        "a": "all",
+        "b": "all",
+        "value": _f(result.value),
+        "n": result.n,
+        "ci95": [_f(x) for x in result.ci95],
+        "level": "ordinal",
+        "condition": "ranking",
+    }
 
 
 TIE_RULES = {
@@ -106,7 +124,9 @@ TIE_RULES = {
     # Setup S2: tie votes are left out (only emitted when there are tie votes).
     "excluded": "tie votes are left out",
 }
-RATER_UNIT = "condition, pair (MT-Bench: question, model pair, turn), cued response; split by presentation for twin tasks"
+RATER_UNIT = (
+    "condition, pair (MT-Bench: question, model pair, turn), cued response; split by presentation for twin tasks"
+)
 
 
 def _pairwise_rows(answers: pd.DataFrame, judgments: pd.DataFrame) -> list[dict]:
@@ -123,14 +143,28 @@ def _pairwise_rows(answers: pd.DataFrame, judgments: pd.DataFrame) -> list[dict]
         if (tidy["value"] == TIE).any():
             variants.append(("excluded", tidy[tidy["value"] != TIE]))
         for ties, data in variants:
-            stats = (("krippendorff_alpha", krippendorff_alpha(data, level="nominal", seed=SEED)),
-                     ("fleiss_kappa", fleiss_kappa(data, seed=SEED)),
-                     ("percent", percent_agreement(data, seed=SEED)))
+            stats = (
+                ("krippendorff_alpha", krippendorff_alpha(data, level="nominal", seed=SEED)),
+                ("fleiss_kappa", fleiss_kappa(data, seed=SEED)),
+                ("percent", percent_agreement(data, seed=SEED)),
+            )
             for metric, res in stats:
-                rows.append({"kind": "inter_annotator", "metric": metric, "a": f"raters:{condition}",
-                             "b": f"raters:{condition}", "value": _f(res.value), "n": res.n,
-                             "ci95": [_f(x) for x in res.ci95], "condition": condition, "level": "nominal",
-                             "ties": ties, "ties_rule": TIE_RULES[ties], "unit": RATER_UNIT})
+                rows.append(
+                    {
+                        "kind": "inter_annotator",
+                        "metric": metric,
+                        "a": f"raters:{condition}",
+                        "b": f"raters:{condition}",
+                        "value": _f(res.value),
+                        "n": res.n,
+                        "ci95": [_f(x) for x in res.ci95],
+                        "condition": condition,
+                        "level": "nominal",
+                        "ties": ties,
+                        "ties_rule": TIE_RULES[ties],
+                        "unit": RATER_UNIT,
+                    }
+                )
         rows += _human_vs_judge_choices(group, judgments, condition=str(condition))
     return rows
 
@@ -152,8 +186,9 @@ def _human_vs_judge_choices(answers: pd.DataFrame, judgments: pd.DataFrame, *, c
         rater=answers["rater_label"].where(answers["rater_label"] != "", answers["rater"].astype(str)),
     )
     human = human[human["outcome"].notna()]
-    human = human.assign(screen=human["base"] + ":" + (human["presentation"] == "ab").astype(str),
-                         key=np.arange(len(human)).astype(str))
+    human = human.assign(
+        screen=human["base"] + ":" + (human["presentation"] == "ab").astype(str), key=np.arange(len(human)).astype(str)
+    )
     judge_presentation = mine["slot1_is_a"].map({True: "ab", False: "ba"})
     judge = mine.assign(
         outcome=np.where(mine["chosen_is_a"], "a", "b"),
@@ -175,8 +210,9 @@ def _human_vs_judge_choices(answers: pd.DataFrame, judgments: pd.DataFrame, *, c
         if (votes["chose_a"] == TIE).any():
             variants.append(("excluded", votes[votes["chose_a"] != TIE]))
         for ties, v in variants:
-            out = choice_agreement_rows(v[["rater", "key", "chose_a"]], calls, condition=condition,
-                                        judge_name=str(name), seed=SEED)
+            out = choice_agreement_rows(
+                v[["rater", "key", "chose_a"]], calls, condition=condition, judge_name=str(name), seed=SEED
+            )
             rows += [r | {"ties": ties, "ties_rule": TIE_RULES[ties]} for r in out]
     return rows
 

@@ -4,6 +4,7 @@ Definitions, nulls, tests and intervals: docs/methods.md ("Bias rates") and
 ``analysis.metrics.bias_rows``. No simulated judge enters any number: ``random`` is the
 theoretical uniform-random reference (cobbler-method.md 3.9).
 """
+
 from __future__ import annotations
 
 import pandas as pd
@@ -21,16 +22,24 @@ from analysis.profiles import Profile
 from annotations.models import Study
 
 # Which human study supplies each human bias (salience comes from the order study).
-HUMAN_STUDY = {"order_first": "order", "order_last": "order", "position_preference": "order",
-               "salience_longer": "order", "bandwagon": "bandwagon", "attentional": "attentional"}
+HUMAN_STUDY = {
+    "order_first": "order",
+    "order_last": "order",
+    "position_preference": "order",
+    "salience_longer": "order",
+    "bandwagon": "bandwagon",
+    "attentional": "attentional",
+}
 
 
 def build(*, study: Study, profile: Profile) -> list[dict]:
     """Contract rows for judges (from single calls) and humans (from approved answers)."""
     judges = judge_rows(loaders.judgments_frame(study), profile=profile)
     humans = human_rows(
-        loaders.human_pairwise_frame(study, profile=profile), loaders.responses_frame(study),
-        loaders.assignment_reviews(study, profile=profile), profile=profile,
+        loaders.human_pairwise_frame(study, profile=profile),
+        loaders.responses_frame(study),
+        loaders.assignment_reviews(study, profile=profile),
+        profile=profile,
     )
     observed = pd.concat([judges[0], humans[0]], ignore_index=True)
     units = pd.concat([judges[1], humans[1]], ignore_index=True)
@@ -53,8 +62,9 @@ def attach_lengths(answers: pd.DataFrame, responses: pd.DataFrame, *, unit: str)
     return answers.assign(units_a=answers["resp_a"].map(length), units_b=answers["resp_b"].map(length))
 
 
-def human_rows(answers: pd.DataFrame, responses: pd.DataFrame, reviews: pd.DataFrame, *,
-               profile: Profile) -> tuple[pd.DataFrame, pd.DataFrame]:
+def human_rows(
+    answers: pd.DataFrame, responses: pd.DataFrame, reviews: pd.DataFrame, *, profile: Profile
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(observed rates, bootstrap units clustered by rater and instruction) for the humans."""
     if answers.empty:
         return pd.DataFrame(), pd.DataFrame()

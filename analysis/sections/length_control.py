@@ -1,4 +1,5 @@
 """The report's ``length_control`` section (length-control.md) for one study."""
+
 from __future__ import annotations
 
 from analysis.length import DEFAULT_RESAMPLES, DEFAULT_SEED, length_control_table
@@ -27,7 +28,7 @@ def build(*, study: Study, profile: Profile) -> dict:
         # Every agreement (and so the verdict's overlap rule): Wilson at n / design effect, the
         # design effect from a cluster bootstrap over questions (docs/methods.md, Length control).
         "interval": f"wilson95 at the effective n (cluster bootstrap over questions, {CLUSTER_RESAMPLES} resamples, "
-                    f"seed {CLUSTER_SEED})",
+        f"seed {CLUSTER_SEED})",
         "difference_interval": f"bootstrap95 over questions, {DEFAULT_RESAMPLES} resamples",
         "seed": DEFAULT_SEED,
         **table,

@@ -7,6 +7,7 @@ collection v1 = model_annotations/, acl = model_annotations/new/, bias = model_b
 Keys beyond the contract: ``valid_rates`` (run -> judge -> valid-response rate, 2.9),
 ``rbo_human_machine_acl_cells`` and ``notes``. Parts without data are left out.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -45,7 +46,7 @@ def build(*, study: Study, profile: Profile) -> dict:
         out["valid_rates"] = valid_rates(bias_runs)
     out["notes"] = {
         "rbo": "p=0.8; v1, Figure 5 and IAA: truncated prefix sum (rbo 0.1.3 .rbo), ties in key order; "
-               "ACL: extrapolated RBO on 13 models, ties by name; cells rounded to 3 decimals",
+        "ACL: extrapolated RBO on 13 models, ties by name; cells rounded to 3 decimals",
         "human_salience_tokens": TOKENIZER_NOTE,
     }
     return out

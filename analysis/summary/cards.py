@@ -4,6 +4,7 @@ Pure: reads the finished report dict (bias, agreement, length_control, counted_w
 adds nothing the sections did not compute. Cards are ordered humans first, then judges by
 name; each card's ``text`` joins its claims, biased findings first.
 """
+
 from __future__ import annotations
 
 from analysis.summary.claims import (
@@ -32,8 +33,13 @@ def build_summary(report: dict) -> list[dict]:
         cards.append(human)
     judges: list[dict] = []
     for judge in _judges(report):
-        claims = [c for r in bias_rows if r["subject"] == judge
-                  for c in [bias_claim(r, correction=correction)] if c is not None]
+        claims = [
+            c
+            for r in bias_rows
+            if r["subject"] == judge
+            for c in [bias_claim(r, correction=correction)]
+            if c is not None
+        ]
         have = {c["bias"] for c in claims}
         missing = [b for b in TESTED if b in measured and b not in have]
         agreements = _agreement_claims(judge, agreement)
@@ -56,10 +62,16 @@ def _waiting_judges(report: dict, *, have: set[str]) -> list[dict]:
     cards = []
     for judge, jobs in sorted(waiting.items()):
         listed = ", ".join(f"job {j['job']} {j['status']}" for j in jobs)
-        claim = {"kind": "bias", "subject": judge, "statistic": "not measured", "verdict": "no_data", "n": 0,
-                 "jobs": [j["job"] for j in jobs],
-                 "text": f"nothing measured yet: no completed judge job ({listed}); only completed jobs count, "
-                         f"watch or resume them on the judging page"}
+        claim = {
+            "kind": "bias",
+            "subject": judge,
+            "statistic": "not measured",
+            "verdict": "no_data",
+            "n": 0,
+            "jobs": [j["job"] for j in jobs],
+            "text": f"nothing measured yet: no completed judge job ({listed}); only completed jobs count, "
+            f"watch or resume them on the judging page",
+        }
         cards.append(_card(judge, "judge", [claim]))
     return cards
 
@@ -95,8 +107,12 @@ def _human_rbo_baseline(rows: list[dict]) -> dict | None:
 
 def _rater_baseline(rows: list[dict], condition: str | None) -> dict | None:
     for row in rows:
-        if (row["kind"] == "inter_annotator" and row["metric"] == "percent"
-                and row["a"] == f"raters:{condition}" and _third_class(row)):
+        if (
+            row["kind"] == "inter_annotator"
+            and row["metric"] == "percent"
+            and row["a"] == f"raters:{condition}"
+            and _third_class(row)
+        ):
             return row
     return None
 
@@ -107,31 +123,61 @@ def _third_class(row: dict) -> bool:
 
 
 def _human_card(bias_rows: list[dict], agreement: list[dict], counted: dict | None, *, correction: str) -> dict | None:
-    claims = [c for r in bias_rows if r["subject"] == HUMANS
-              for c in [bias_claim(r, correction=correction)] if c is not None]
+    claims = [
+        c for r in bias_rows if r["subject"] == HUMANS for c in [bias_claim(r, correction=correction)] if c is not None
+    ]
     rbo = _human_rbo_baseline(agreement)
     if rbo is not None and rbo["value"] is not None:
-        claims.append({"kind": "agreement", "metric": rbo["metric"], "subject": HUMANS, "with": HUMANS,
-                       "value": rbo["value"], "ci95": rbo.get("ci95"), "n": rbo["n"], "unit": "rater pairs",
-                       "verdict": "measured", "chance": (rbo.get("chance") or {}).get("value"),
-                       "text": f"agree with each other RBO {_fmt(rbo)} (mean of {rbo['n']} rater pairs"
-                               + _chance_words(rbo) + ")"})
+        claims.append(
+            {
+                "kind": "agreement",
+                "metric": rbo["metric"],
+                "subject": HUMANS,
+                "with": HUMANS,
+                "value": rbo["value"],
+                "ci95": rbo.get("ci95"),
+                "n": rbo["n"],
+                "unit": "rater pairs",
+                "verdict": "measured",
+                "chance": (rbo.get("chance") or {}).get("value"),
+                "text": f"agree with each other RBO {_fmt(rbo)} (mean of {rbo['n']} rater pairs"
+                + _chance_words(rbo)
+                + ")",
+            }
+        )
     for row in agreement:
-        if (row["kind"] == "inter_annotator" and row["metric"] == "percent" and _third_class(row)
-                and row["a"].startswith("raters:") and row["value"] is not None):
-            claims.append({"kind": "agreement", "metric": "percent", "subject": HUMANS, "with": HUMANS,
-                           "condition": row.get("condition"), "value": row["value"], "ci95": row.get("ci95"),
-                           "n": row["n"], "unit": "units", "verdict": "measured",
-                           "text": f"agree with each other {_fmt(row)} on {row.get('condition')} pairs "
-                                   f"(n = {row['n']} units)"})
+        if (
+            row["kind"] == "inter_annotator"
+            and row["metric"] == "percent"
+            and _third_class(row)
+            and row["a"].startswith("raters:")
+            and row["value"] is not None
+        ):
+            claims.append(
+                {
+                    "kind": "agreement",
+                    "metric": "percent",
+                    "subject": HUMANS,
+                    "with": HUMANS,
+                    "condition": row.get("condition"),
+                    "value": row["value"],
+                    "ci95": row.get("ci95"),
+                    "n": row["n"],
+                    "unit": "units",
+                    "verdict": "measured",
+                    "text": f"agree with each other {_fmt(row)} on {row.get('condition')} pairs (n = {row['n']} units)",
+                }
+            )
     work = (counted or {}).get("assignments") or {}
     if not claims and not work.get("submitted"):
         return None  # no human work at all: no card
     card = _card(HUMANS, "humans", claims)
     if not claims:
         waiting = work.get("waiting_for_review", 0)
-        card["text"] = (f"No human work counts yet ({(counted or {}).get('rule', 'approved')} work only): "
-                        f"{work.get('submitted', 0)} submitted assignments, {waiting} waiting for review.")
+        card["text"] = (
+            f"No human work counts yet ({(counted or {}).get('rule', 'approved')} work only): "
+            f"{work.get('submitted', 0)} submitted assignments, {waiting} waiting for review."
+        )
         card["verdict"] = "no_data"
     return card
 
@@ -146,22 +192,28 @@ def _fmt(row: dict) -> str:
 def _card(subject: str, kind: str, claims: list[dict]) -> dict:
     claims = sorted((_uniform(c) for c in claims), key=lambda c: (ORDER[c["verdict"]], c["kind"] != "bias"))
     verdicts = {c["verdict"] for c in claims}
-    overall = next((v for v in ("biased", "no_evidence", "measured", "not_enough_data", "no_data") if v in verdicts),
-                   "no_data")
-    return {"subject": subject, "kind": kind, "verdict": overall, "text": _sentence(subject, claims),
-            "claims": claims}
+    overall = next(
+        (v for v in ("biased", "no_evidence", "measured", "not_enough_data", "no_data") if v in verdicts), "no_data"
+    )
+    return {"subject": subject, "kind": kind, "verdict": overall, "text": _sentence(subject, claims), "claims": claims}
 
 
 def _uniform(claim: dict) -> dict:
     """Every claim carries the same display keys: what was measured, its number, interval, n, p."""
     statistic = claim.get("bias") or claim.get("metric") or "length_control"
     estimate = {"bias": claim.get("rate"), "length": claim.get("share")}.get(claim["kind"], claim.get("value"))
-    return {"statistic": statistic, "estimate": estimate, "condition": None, "ci95": None, "n": 0,
-            "p_adjusted": None} | claim
+    return {
+        "statistic": statistic,
+        "estimate": estimate,
+        "condition": None,
+        "ci95": None,
+        "n": 0,
+        "p_adjusted": None,
+    } | claim
 
 
 def _sentence(subject: str, claims: list[dict]) -> str:
-    """"Biased toward A (...) and toward B (...); no evidence of ...; agrees with humans ..."."""
+    """ "Biased toward A (...) and toward B (...); no evidence of ...; agrees with humans ..."."""
     if not claims:
         return f"{subject}: nothing measured yet."
     biased = [c["text"].removeprefix("biased ") for c in claims if c["verdict"] == "biased"]

@@ -6,6 +6,7 @@ length-control row (its verdict and headline share). A statistic makes a claim o
 the report's own test says so after its correction; below the minimum n it says so instead
 (docs/methods.md, "Verdict summary").
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,19 +30,36 @@ class BiasWords:
 
 
 BIAS_WORDS = {
-    "position_preference": BiasWords("position", "the first position", "the last position",
-                                     "first slot twice", "last slot twice"),
-    "bandwagon": BiasWords("bandwagon", "bandwagon cues", "going against bandwagon cues",
-                           "followed the cue both times", "against it both times"),
-    "attentional": BiasWords("distractor (attentional)", "the system a distractor sentence mentions",
-                             "the system a distractor sentence does not mention",
-                             "mentioned system both times", "the other both times"),
-    "egocentric": BiasWords("self-preference (egocentric)", "its own answers", "other models' answers",
-                            "own answer", "the other answer"),
-    "egocentric_comp": BiasWords("self-preference in the compassion run", "its own named answers",
-                                 "other models' named answers", "own answer", "the other answer"),
-    "salience_longer": BiasWords("length (salience)", "longer answers", "shorter answers",
-                                 "longer chosen", "shorter chosen"),
+    "position_preference": BiasWords(
+        "position", "the first position", "the last position", "first slot twice", "last slot twice"
+    ),
+    "bandwagon": BiasWords(
+        "bandwagon",
+        "bandwagon cues",
+        "going against bandwagon cues",
+        "followed the cue both times",
+        "against it both times",
+    ),
+    "attentional": BiasWords(
+        "distractor (attentional)",
+        "the system a distractor sentence mentions",
+        "the system a distractor sentence does not mention",
+        "mentioned system both times",
+        "the other both times",
+    ),
+    "egocentric": BiasWords(
+        "self-preference (egocentric)", "its own answers", "other models' answers", "own answer", "the other answer"
+    ),
+    "egocentric_comp": BiasWords(
+        "self-preference in the compassion run",
+        "its own named answers",
+        "other models' named answers",
+        "own answer",
+        "the other answer",
+    ),
+    "salience_longer": BiasWords(
+        "length (salience)", "longer answers", "shorter answers", "longer chosen", "shorter chosen"
+    ),
 }
 TESTED = list(BIAS_WORDS)
 
@@ -63,25 +81,40 @@ def bias_claim(row: dict, *, correction: str) -> dict | None:
     n, value, p = row["n"], row["value"], row.get("p_adjusted")
     hits, mirror = row.get("hits"), row.get("mirror")
     claim = {
-        "kind": "bias", "subject": row["subject"], "bias": row["bias"], "rate": value,
-        "baseline": row.get("null_value"), "random": row.get("random"),
+        "kind": "bias",
+        "subject": row["subject"],
+        "bias": row["bias"],
+        "rate": value,
+        "baseline": row.get("null_value"),
+        "random": row.get("random"),
         "hits_rate": hits / n if n and hits is not None else None,
         "mirror_rate": mirror / n if n and mirror is not None else None,
-        "ci95": row.get("ci95"), "p": row.get("p_value"), "p_adjusted": p, "correction": correction,
-        "n": n, "min_n": MIN_PAIRS,
+        "ci95": row.get("ci95"),
+        "p": row.get("p_value"),
+        "p_adjusted": p,
+        "correction": correction,
+        "n": n,
+        "min_n": MIN_PAIRS,
     }
     if n < MIN_PAIRS or value is None:
-        return claim | {"verdict": "not_enough_data",
-                        "text": f"not enough data for {words.name} bias (n = {n}; need about {MIN_PAIRS})"}
+        return claim | {
+            "verdict": "not_enough_data",
+            "text": f"not enough data for {words.name} bias (n = {n}; need about {MIN_PAIRS})",
+        }
     numbers = _bias_numbers(claim, words)
     if p is not None and p < ALPHA:
         toward = (hits or 0) >= (mirror or 0)
         claim["direction"] = "toward" if toward else "against"
         target = words.toward if toward else words.against
-        return claim | {"verdict": "biased", "target": target,
-                        "text": f"biased toward {target} ({numbers}, {p_text(p, correction)})"}
-    return claim | {"verdict": "no_evidence",
-                    "text": f"no evidence of {words.name} bias ({numbers}, {p_text(p, correction)})"}
+        return claim | {
+            "verdict": "biased",
+            "target": target,
+            "text": f"biased toward {target} ({numbers}, {p_text(p, correction)})",
+        }
+    return claim | {
+        "verdict": "no_evidence",
+        "text": f"no evidence of {words.name} bias ({numbers}, {p_text(p, correction)})",
+    }
 
 
 def _bias_numbers(claim: dict, words: BiasWords) -> str:
@@ -89,8 +122,9 @@ def _bias_numbers(claim: dict, words: BiasWords) -> str:
     shown = f"{value:+.2f}" if claim["bias"] == "position_preference" else f"{value:.2f}"
     if claim["hits_rate"] is None or claim["mirror_rate"] is None:
         return f"{shown}, n = {claim['n']}"
-    return (f"{shown}: {words.hits} {claim['hits_rate']:.2f} vs {words.mirror} {claim['mirror_rate']:.2f}, "
-            f"n = {claim['n']}")
+    return (
+        f"{shown}: {words.hits} {claim['hits_rate']:.2f} vs {words.mirror} {claim['mirror_rate']:.2f}, n = {claim['n']}"
+    )
 
 
 def _baseline_fields(baseline: dict | None) -> dict:
@@ -102,13 +136,25 @@ def _baseline_fields(baseline: dict | None) -> dict:
 
 def rbo_claim(row: dict, baseline: dict | None) -> dict:
     """A judge's mean RBO with the humans' consensus ranking, beside the human-human mean."""
-    claim = {"kind": "agreement", "metric": row["metric"], "subject": row["b"], "with": row["a"],
-             "source": row.get("source"), "value": row["value"], "ci95": row.get("ci95"), "n": row["n"],
-             "unit": "instructions", "min_n": MIN_INSTRUCTIONS, **_baseline_fields(baseline)}
+    claim = {
+        "kind": "agreement",
+        "metric": row["metric"],
+        "subject": row["b"],
+        "with": row["a"],
+        "source": row.get("source"),
+        "value": row["value"],
+        "ci95": row.get("ci95"),
+        "n": row["n"],
+        "unit": "instructions",
+        "min_n": MIN_INSTRUCTIONS,
+        **_baseline_fields(baseline),
+    }
     if row["n"] < MIN_INSTRUCTIONS or row["value"] is None:
-        return claim | {"verdict": "not_enough_data",
-                        "text": f"not enough data for agreement with humans (RBO over n = {row['n']} "
-                                f"instructions; need about {MIN_INSTRUCTIONS})"}
+        return claim | {
+            "verdict": "not_enough_data",
+            "text": f"not enough data for agreement with humans (RBO over n = {row['n']} "
+            f"instructions; need about {MIN_INSTRUCTIONS})",
+        }
     text = f"agrees with humans RBO {_estimate(row)} over {row['n']} instructions"
     chance = row.get("chance")
     if chance and chance.get("value") is not None:
@@ -116,8 +162,10 @@ def rbo_claim(row: dict, baseline: dict | None) -> dict:
         claim |= {"chance": chance["value"], "chance_p": chance.get("p_above")}
         p_words = _permutation_p(chance.get("p_above"))
         if chance.get("p_above") is not None and chance["p_above"] >= ALPHA:
-            text = (f"ranks answers no better than chance against humans (RBO {_estimate(row)} vs chance "
-                    f"{chance['value']:.2f}, {p_words}, over {row['n']} instructions)")
+            text = (
+                f"ranks answers no better than chance against humans (RBO {_estimate(row)} vs chance "
+                f"{chance['value']:.2f}, {p_words}, over {row['n']} instructions)"
+            )
         elif chance.get("p_above") is None:
             text += f", chance {chance['value']:.2f}"
         else:
@@ -141,13 +189,25 @@ def _permutation_p(p: float | None) -> str:
 def percent_claim(row: dict, baseline: dict | None) -> dict:
     """A judge's agreement with every human vote on the same screens, beside rater-rater agreement."""
     condition = row.get("condition", "")
-    claim = {"kind": "agreement", "metric": "percent", "subject": row["b"], "with": row["a"],
-             "condition": condition, "value": row["value"], "ci95": row.get("ci95"), "n": row["n"],
-             "unit": "votes", "min_n": MIN_VOTES, **_baseline_fields(baseline)}
+    claim = {
+        "kind": "agreement",
+        "metric": "percent",
+        "subject": row["b"],
+        "with": row["a"],
+        "condition": condition,
+        "value": row["value"],
+        "ci95": row.get("ci95"),
+        "n": row["n"],
+        "unit": "votes",
+        "min_n": MIN_VOTES,
+        **_baseline_fields(baseline),
+    }
     if row["n"] < MIN_VOTES or row["value"] is None:
-        return claim | {"verdict": "not_enough_data",
-                        "text": f"not enough data for agreement with human votes on {condition} pairs "
-                                f"(n = {row['n']}; need about {MIN_VOTES})"}
+        return claim | {
+            "verdict": "not_enough_data",
+            "text": f"not enough data for agreement with human votes on {condition} pairs "
+            f"(n = {row['n']}; need about {MIN_VOTES})",
+        }
     text = f"agrees with human votes {_estimate(row)} on {condition} pairs (n = {row['n']})"
     if baseline is not None and baseline["value"] is not None:
         text += f", rater-rater {_estimate(baseline)}"
@@ -157,15 +217,26 @@ def percent_claim(row: dict, baseline: dict | None) -> dict:
 def length_claim(row: dict) -> dict:
     """The length-control verdict of one judge and condition (its share of above-chance agreement)."""
     share = row.get("headline_share")
-    claim = {"kind": "length", "subject": row["judge"], "condition": row.get("condition"),
-             "agreement": row.get("agreement"), "ci95": row.get("ci95"), "n": row["n"],
-             "matched_agreement": row.get("matched_agreement"), "matched_n": row.get("matched_n"),
-             "null_agreement": row.get("null_agreement"), "share": share,
-             "length_verdict": row.get("verdict"), "min_n": MIN_VOTES}
+    claim = {
+        "kind": "length",
+        "subject": row["judge"],
+        "condition": row.get("condition"),
+        "agreement": row.get("agreement"),
+        "ci95": row.get("ci95"),
+        "n": row["n"],
+        "matched_agreement": row.get("matched_agreement"),
+        "matched_n": row.get("matched_n"),
+        "null_agreement": row.get("null_agreement"),
+        "share": share,
+        "length_verdict": row.get("verdict"),
+        "min_n": MIN_VOTES,
+    }
     if row["n"] < MIN_VOTES:
-        return claim | {"verdict": "not_enough_data",
-                        "text": f"not enough data for length control (n = {row['n']} pairs with a human "
-                                f"majority; need about {MIN_VOTES})"}
+        return claim | {
+            "verdict": "not_enough_data",
+            "text": f"not enough data for length control (n = {row['n']} pairs with a human "
+            f"majority; need about {MIN_VOTES})",
+        }
     where = f" on {row['condition']} pairs" if row.get("condition") else ""
     numbers = f"agreement {row['agreement']:.2f}, n = {row['n']}; verdict: {row.get('verdict')}"
     ci = row.get("ci95") or [None, None]
@@ -173,12 +244,16 @@ def length_claim(row: dict) -> dict:
         # (null - 0.5) / (judge - 0.5) has no value, or no meaning, when the judge's own agreement
         # is not above chance: a share of a near-zero excess reads as -642% or 900%.
         interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if None not in ci else ""
-        text = (f"agrees with the human majority no better than chance{where}, so there is no agreement "
-                f"for length to explain (agreement {row['agreement']:.2f}{interval}, n = {row['n']})")
+        text = (
+            f"agrees with the human majority no better than chance{where}, so there is no agreement "
+            f"for length to explain (agreement {row['agreement']:.2f}{interval}, n = {row['n']})"
+        )
         claim["share_meaningful"] = False
     elif share < 0:
-        text = (f"length explains none of its agreement with the human majority{where}: length alone "
-                f"agrees below chance ({numbers})")
+        text = (
+            f"length explains none of its agreement with the human majority{where}: length alone "
+            f"agrees below chance ({numbers})"
+        )
     elif share > 1:
         text = f"length alone agrees with the human majority more than it does{where} ({share:.0%}; {numbers})"
     else:
@@ -190,11 +265,20 @@ def missing_claim(subject: str, biases: list[str], *, imported: bool) -> dict:
     """The tested biases some subject was measured on and this one was not (one claim for all)."""
     names = [BIAS_WORDS[b].name for b in biases]
     listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-    why = ("its results are imported win counts, with no single calls to measure biases on" if imported else
-           "no counted judge calls on those conditions: launch a judge job with them")
-    return {"kind": "bias", "subject": subject, "statistic": "not measured", "biases": biases,
-            "verdict": "no_data", "n": 0,
-            "text": f"{listed} {'bias' if len(names) == 1 else 'biases'} not measured ({why})"}
+    why = (
+        "its results are imported win counts, with no single calls to measure biases on"
+        if imported
+        else "no counted judge calls on those conditions: launch a judge job with them"
+    )
+    return {
+        "kind": "bias",
+        "subject": subject,
+        "statistic": "not measured",
+        "biases": biases,
+        "verdict": "no_data",
+        "n": 0,
+        "text": f"{listed} {'bias' if len(names) == 1 else 'biases'} not measured ({why})",
+    }
 
 
 def _estimate(row: dict) -> str:

@@ -6,6 +6,7 @@ sentence per empty table: why, and what to do. ``link`` names a page ("study": t
 hub, "jobs": the judging page); the report page turns it into a link, the offline HTML
 export leaves it as text.
 """
+
 from __future__ import annotations
 
 from django.db.models import Count, Q
@@ -39,8 +40,10 @@ def counted_work(*, study: Study, profile: Profile, judge_jobs: list[dict]) -> d
         answers[kind] = base.aggregate(
             submitted=Count("id", filter=Q(assignment__status=Assignment.Status.SUBMITTED)),
             counted=Count("id", filter=loaders.counted_work(profile)),
-            waiting_for_review=Count("id", filter=Q(assignment__status=Assignment.Status.SUBMITTED,
-                                                    assignment__review=Assignment.Review.PENDING)),
+            waiting_for_review=Count(
+                "id",
+                filter=Q(assignment__status=Assignment.Status.SUBMITTED, assignment__review=Assignment.Review.PENDING),
+            ),
         )
     jobs = list(JudgeJob.objects.filter(study=study).order_by("pk").values_list("pk", "judge__name", "status"))
     statuses: dict[str, int] = {}
@@ -53,23 +56,30 @@ def counted_work(*, study: Study, profile: Profile, judge_jobs: list[dict]) -> d
         "flagged_work": getattr(profile, "flagged_work", "keep"),
         "assignments": work,
         "answers": answers,
-        "judge_jobs": {"counted": len(used), "by_status": statuses,
-                       # Jobs whose calls do not count (not completed, or replaced by a later run).
-                       "not_counted": [{"job": pk, "judge": name, "status": status}
-                                       for pk, name, status in jobs if pk not in used]},
+        "judge_jobs": {
+            "counted": len(used),
+            "by_status": statuses,
+            # Jobs whose calls do not count (not completed, or replaced by a later run).
+            "not_counted": [
+                {"job": pk, "judge": name, "status": status} for pk, name, status in jobs if pk not in used
+            ],
+        },
     }
 
 
 def describe_work(counted: dict) -> str:
-    """"Counts approved work only: 12 of 16 submitted assignments (...); 4 wait for review."."""
+    """ "Counts approved work only: 12 of 16 submitted assignments (...); 4 wait for review."."""
     a = counted.get("assignments") or {}
     rule = {"approved": "approved work only", "approved+pending": "approved and not-yet-reviewed work"}.get(
-        counted.get("rule"), str(counted.get("rule")))
+        counted.get("rule"), str(counted.get("rule"))
+    )
     answers = counted.get("answers") or {}
     n_answers = sum(v.get("counted", 0) for v in answers.values())
-    text = (f"Counts {rule}: {a.get('counted', 0)} of {a.get('submitted', 0)} submitted assignments "
-            f"({n_answers} answers); {a.get('waiting_for_review', 0)} wait for review, "
-            f"{a.get('rejected', 0)} rejected, {a.get('in_progress', 0)} still in progress")
+    text = (
+        f"Counts {rule}: {a.get('counted', 0)} of {a.get('submitted', 0)} submitted assignments "
+        f"({n_answers} answers); {a.get('waiting_for_review', 0)} wait for review, "
+        f"{a.get('rejected', 0)} rejected, {a.get('in_progress', 0)} still in progress"
+    )
     if counted.get("flagged_work", "keep") == "exclude":
         text += "; work with a quality flag does not count"
     return text + "."
@@ -89,10 +99,17 @@ def empty_reasons(report: dict) -> dict[str, dict]:
     if not report.get("agreement"):
         reasons["agreement"] = _join(humans_ranking, humans_pairwise, judges)
     no_votes = humans_pairwise
-    no_join = judges or {"reason": "No judge verdict on the pairs the humans voted on",
-                         "action": "launch a judge job on exactly the pairs the humans saw", "link": "jobs"}
-    for name in ("length_control_judge_vs_human", "length_control_null_vs_judge", "length_control_strata",
-                 "length_control_strata_differences"):
+    no_join = judges or {
+        "reason": "No judge verdict on the pairs the humans voted on",
+        "action": "launch a judge job on exactly the pairs the humans saw",
+        "link": "jobs",
+    }
+    for name in (
+        "length_control_judge_vs_human",
+        "length_control_null_vs_judge",
+        "length_control_strata",
+        "length_control_strata_differences",
+    ):
         key = name.removeprefix("length_control_")
         if not lc.get(key):
             reasons[name] = no_votes or no_join
@@ -102,11 +119,19 @@ def empty_reasons(report: dict) -> dict[str, dict]:
         reasons["length_control_null_vs_human"] = no_votes or _NOTHING
     if not report.get("paper"):
         reasons["paper"] = (
-            {"reason": f"The paper's numbers are computed only under profile cobbler-paper (this is "
-                       f"{report.get('profile')})", "action": "switch the profile above", "link": None}
-            if report.get("profile") != "cobbler-paper" else
-            {"reason": "The paper's numbers need the authors' data", "action":
-             "import it with manage.py import_cobbler", "link": None})
+            {
+                "reason": f"The paper's numbers are computed only under profile cobbler-paper (this is "
+                f"{report.get('profile')})",
+                "action": "switch the profile above",
+                "link": None,
+            }
+            if report.get("profile") != "cobbler-paper"
+            else {
+                "reason": "The paper's numbers need the authors' data",
+                "action": "import it with manage.py import_cobbler",
+                "link": None,
+            }
+        )
     return {k: v for k, v in reasons.items() if v}
 
 
@@ -121,13 +146,22 @@ def _human_reason(counted: dict, kind: str, what: str) -> dict | None:
     waiting, submitted = answers.get("waiting_for_review", 0), answers.get("submitted", 0)
     rule = counted.get("rule", "approved")
     if waiting and rule == "approved":
-        return {"reason": f"No approved {what}: {waiting} submitted answers wait for review",
-                "action": "review them on the study page", "link": "study"}
+        return {
+            "reason": f"No approved {what}: {waiting} submitted answers wait for review",
+            "action": "review them on the study page",
+            "link": "study",
+        }
     if submitted:
-        return {"reason": f"No {what} count: all {submitted} submitted answers were rejected",
-                "action": "collect more work on the study page", "link": "study"}
-    return {"reason": f"No {what} yet", "action": "generate crowd batches and share the link on the study page",
-            "link": "study"}
+        return {
+            "reason": f"No {what} count: all {submitted} submitted answers were rejected",
+            "action": "collect more work on the study page",
+            "link": "study",
+        }
+    return {
+        "reason": f"No {what} yet",
+        "action": "generate crowd batches and share the link on the study page",
+        "link": "study",
+    }
 
 
 def _judge_reason(report: dict, counted: dict) -> dict | None:
@@ -137,8 +171,11 @@ def _judge_reason(report: dict, counted: dict) -> dict | None:
     statuses = (counted.get("judge_jobs") or {}).get("by_status") or {}
     if statuses:
         listed = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
-        return {"reason": f"No completed judge job ({listed}); only completed jobs count",
-                "action": "watch or resume them on the judging page", "link": "jobs"}
+        return {
+            "reason": f"No completed judge job ({listed}); only completed jobs count",
+            "action": "watch or resume them on the judging page",
+            "link": "jobs",
+        }
     return {"reason": "No judge job on this study", "action": "launch one on the judging page", "link": "jobs"}
 
 
@@ -148,7 +185,9 @@ def _join(*reasons: dict | None) -> dict | None:
         return None
     if len(found) == 1:
         return found[0]
-    return {"reason": "; ".join(r["reason"] for r in found),
-            "action": "; ".join(r["action"] for r in found if r["action"]),
-            "link": next((r["link"] for r in found if r["link"]), None),
-            "parts": found}
+    return {
+        "reason": "; ".join(r["reason"] for r in found),
+        "action": "; ".join(r["action"] for r in found if r["action"]),
+        "link": next((r["link"] for r in found if r["link"]), None),
+        "parts": found,
+    }

@@ -5,6 +5,7 @@ transaction, raises ``BadInput`` (a ``CommandError``) naming the file and the
 line, row or element that is wrong, and is re-runnable: rows are written with
 ``bulk_create`` upserts on their natural keys, so a second run adds nothing.
 """
+
 from __future__ import annotations
 
 import csv

@@ -5,6 +5,7 @@ in JSON order (task_n on the page is element n-1) and <k>.csv the MTurk rows tha
 answered it. Rows MTurk rejected are kept with review="rejected" so the raw data
 stays complete; the analysis counts approved assignments only.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,7 @@ N_BATCHES = 25
 TASKS_PER_BATCH = 30
 TASK_KEYS = ("instruction", "pair_idx", "System A", "System B", "Model A", "Model B")
 CUE_KEY = {Condition.ORDER: "order", Condition.BANDWAGON: "bandwagon_order", Condition.ATTENTIONAL: "distractor"}
-CSV_COLUMNS = ("WorkerId", "AssignmentId", "AssignmentStatus", "WorkTimeInSeconds", "SubmitTime",
-               "Answer.taskAnswers")
+CSV_COLUMNS = ("WorkerId", "AssignmentId", "AssignmentStatus", "WorkTimeInSeconds", "SubmitTime", "Answer.taskAnswers")
 
 
 @dataclass
@@ -68,8 +68,11 @@ def _cue(condition: str, item: dict[str, Any], percent: int, where: str) -> dict
         if value not in ("A", "B"):
             raise BadInput(where, f"'bandwagon_order' must be A or B, not {value!r}")
         # The banner the page showed (the human study used a fixed 85%, section 3.7).
-        return {"cue_slot": value, "percent": percent,
-                "text": f"Note: {percent}% of people believe that System {value} is better."}
+        return {
+            "cue_slot": value,
+            "percent": percent,
+            "text": f"Note: {percent}% of people believe that System {value} is better.",
+        }
     slots = [slot for slot in ("A", "B") if isinstance(value, str) and f"System {slot}" in value]
     if len(slots) != 1:
         raise BadInput(where, f"'distractor' must name exactly one of System A / System B: {value!r}")
@@ -99,8 +102,16 @@ def _read_tasks(content: CobblerContent, condition: str, folder: str, k: int) ->
         if not isinstance(item["pair_idx"], int) or item["pair_idx"] < 0:
             raise BadInput(where, f"bad pair_idx {item['pair_idx']!r}")
         pair_id, a_is_canonical = content.canonical_pair(index, model_a, model_b)
-        specs.append(TaskSpec(index, pair_id, a_is_canonical, item["pair_idx"],
-                              _cue(condition, item, content.study.bandwagon_percent, where), (model_a, model_b)))
+        specs.append(
+            TaskSpec(
+                index,
+                pair_id,
+                a_is_canonical,
+                item["pair_idx"],
+                _cue(condition, item, content.study.bandwagon_percent, where),
+                (model_a, model_b),
+            )
+        )
     if len({spec.instruction_index for spec in specs}) != 1:
         raise BadInput(shown, "a batch must hold tasks of one instruction")
     return specs
@@ -141,51 +152,103 @@ def _read_rows(content: CobblerContent, folder: str, k: int) -> list[Row]:
         seconds = (raw["WorkTimeInSeconds"] or "").strip()
         if seconds and not seconds.isdigit():
             raise BadInput(where, f"WorkTimeInSeconds is not a number: {seconds!r}")
-        rows.append(Row(worker, status != "Rejected", status, raw["AssignmentId"] or "",
-                        int(seconds) if seconds else None, parse_mturk_time(raw["SubmitTime"]),
-                        _decode_answers(raw["Answer.taskAnswers"] or "", where)))
+        rows.append(
+            Row(
+                worker,
+                status != "Rejected",
+                status,
+                raw["AssignmentId"] or "",
+                int(seconds) if seconds else None,
+                parse_mturk_time(raw["SubmitTime"]),
+                _decode_answers(raw["Answer.taskAnswers"] or "", where),
+            )
+        )
     return rows
 
 
 def _write_study(content: CobblerContent, condition: str, batches: list[tuple[list[TaskSpec], list[Row]]]) -> None:
     study = content.study
-    upsert(Batch, (Batch(study=study, condition=condition, index=k,
-                         label=f"{condition} {k + 1}: instruction {specs[0].instruction_index}")
-                   for k, (specs, _rows) in enumerate(batches)),
-           unique_fields=("study", "condition", "index"), update_fields=("label",))
+    upsert(
+        Batch,
+        (
+            Batch(
+                study=study,
+                condition=condition,
+                index=k,
+                label=f"{condition} {k + 1}: instruction {specs[0].instruction_index}",
+            )
+            for k, (specs, _rows) in enumerate(batches)
+        ),
+        unique_fields=("study", "condition", "index"),
+        update_fields=("label",),
+    )
     batch_ids = dict(study.batches.filter(condition=condition).values_list("index", "pk"))
-    upsert(Task, (
-        Task(batch_id=batch_ids[k], position=pos, kind=Task.Kind.PAIRWISE, condition=condition,
-             instruction_id=content.instruction_ids[spec.instruction_index], pair_id=spec.pair_id,
-             presentation=Task.Presentation.AB if spec.a_is_canonical else Task.Presentation.BA,
-             cue=spec.cue, pair_index=spec.pair_index)
-        for k, (specs, _rows) in enumerate(batches) for pos, spec in enumerate(specs)
-    ), unique_fields=("batch", "position"),
-        update_fields=("instruction", "pair", "presentation", "cue", "pair_index", "kind", "condition"))
-    task_ids = {(b, pos): pk for pk, b, pos in Task.objects.filter(
-        batch__in=batch_ids.values()).values_list("pk", "batch_id", "position")}
+    upsert(
+        Task,
+        (
+            Task(
+                batch_id=batch_ids[k],
+                position=pos,
+                kind=Task.Kind.PAIRWISE,
+                condition=condition,
+                instruction_id=content.instruction_ids[spec.instruction_index],
+                pair_id=spec.pair_id,
+                presentation=Task.Presentation.AB if spec.a_is_canonical else Task.Presentation.BA,
+                cue=spec.cue,
+                pair_index=spec.pair_index,
+            )
+            for k, (specs, _rows) in enumerate(batches)
+            for pos, spec in enumerate(specs)
+        ),
+        unique_fields=("batch", "position"),
+        update_fields=("instruction", "pair", "presentation", "cue", "pair_index", "kind", "condition"),
+    )
+    task_ids = {
+        (b, pos): pk
+        for pk, b, pos in Task.objects.filter(batch__in=batch_ids.values()).values_list("pk", "batch_id", "position")
+    }
 
     workers = list(dict.fromkeys(row.worker for _specs, rows in batches for row in rows))
     hashes = {w: pseudonymise(Participant.Platform.MTURK, w) for w in workers}
     # ignore_conflicts: a worker seen in an earlier study keeps that study's label.
-    upsert(Participant, (Participant(study=study, platform=Participant.Platform.MTURK,
-                                     external_hash=hashes[w], label=f"{condition}-w{n}")
-                         for n, w in enumerate(workers, 1)),
-           unique_fields=("study", "platform", "external_hash"))
-    participant_ids = dict(study.participants.filter(external_hash__in=hashes.values())
-                           .values_list("external_hash", "pk"))
-    upsert(Assignment, (
-        Assignment(batch_id=batch_ids[k], participant_id=participant_ids[hashes[row.worker]],
-                   status=Assignment.Status.SUBMITTED,
-                   review=Assignment.Review.APPROVED if row.approved else Assignment.Review.REJECTED,
-                   review_note="" if row.approved else "rejected on MTurk: empty or incomplete submission",
-                   external_session_hash=pseudonymise("mturk-session", row.assignment_id),
-                   submitted_at=row.submitted_at, work_seconds=row.work_seconds)
-        for k, (_specs, rows) in enumerate(batches) for row in rows
-    ), unique_fields=("batch", "participant"),
-        update_fields=("status", "review", "review_note", "external_session_hash", "submitted_at", "work_seconds"))
-    assignment_ids = {(b, p): pk for pk, b, p in Assignment.objects.filter(
-        batch__in=batch_ids.values()).values_list("pk", "batch_id", "participant_id")}
+    upsert(
+        Participant,
+        (
+            Participant(
+                study=study, platform=Participant.Platform.MTURK, external_hash=hashes[w], label=f"{condition}-w{n}"
+            )
+            for n, w in enumerate(workers, 1)
+        ),
+        unique_fields=("study", "platform", "external_hash"),
+    )
+    participant_ids = dict(
+        study.participants.filter(external_hash__in=hashes.values()).values_list("external_hash", "pk")
+    )
+    upsert(
+        Assignment,
+        (
+            Assignment(
+                batch_id=batch_ids[k],
+                participant_id=participant_ids[hashes[row.worker]],
+                status=Assignment.Status.SUBMITTED,
+                review=Assignment.Review.APPROVED if row.approved else Assignment.Review.REJECTED,
+                review_note="" if row.approved else "rejected on MTurk: empty or incomplete submission",
+                external_session_hash=pseudonymise("mturk-session", row.assignment_id),
+                submitted_at=row.submitted_at,
+                work_seconds=row.work_seconds,
+            )
+            for k, (_specs, rows) in enumerate(batches)
+            for row in rows
+        ),
+        unique_fields=("batch", "participant"),
+        update_fields=("status", "review", "review_note", "external_session_hash", "submitted_at", "work_seconds"),
+    )
+    assignment_ids = {
+        (b, p): pk
+        for pk, b, p in Assignment.objects.filter(batch__in=batch_ids.values()).values_list(
+            "pk", "batch_id", "participant_id"
+        )
+    }
 
     submissions = []
     for k, (specs, rows) in enumerate(batches):
@@ -194,14 +257,23 @@ def _write_study(content: CobblerContent, condition: str, batches: list[tuple[li
             for pos, slot in sorted(row.answers.items()):
                 spec = specs[pos]
                 chosen_key = spec.slot_keys[0 if slot == "A" else 1]
-                submissions.append(Submission(
-                    assignment_id=assignment, task_id=task_ids[(batch_ids[k], pos)], choice=slot,
-                    chosen_response_id=content.response_ids[(spec.instruction_index, chosen_key)],
-                    display_order=[content.response_ids[(spec.instruction_index, key)] for key in spec.slot_keys],
-                    source=Submission.Source.IMPORT,
-                    idempotency_key=stable_key("cobbler", study.slug, condition, hashes[row.worker], k, pos)))
-    upsert(Submission, submissions, unique_fields=("idempotency_key",),
-           update_fields=("choice", "chosen_response", "display_order"))
+                submissions.append(
+                    Submission(
+                        assignment_id=assignment,
+                        task_id=task_ids[(batch_ids[k], pos)],
+                        choice=slot,
+                        chosen_response_id=content.response_ids[(spec.instruction_index, chosen_key)],
+                        display_order=[content.response_ids[(spec.instruction_index, key)] for key in spec.slot_keys],
+                        source=Submission.Source.IMPORT,
+                        idempotency_key=stable_key("cobbler", study.slug, condition, hashes[row.worker], k, pos),
+                    )
+                )
+    upsert(
+        Submission,
+        submissions,
+        unique_fields=("idempotency_key",),
+        update_fields=("choice", "chosen_response", "display_order"),
+    )
 
 
 def import_bias_studies(*, content: CobblerContent) -> None:
@@ -210,6 +282,8 @@ def import_bias_studies(*, content: CobblerContent) -> None:
     Idempotent; raises BadInput on a malformed task file or CSV row.
     """
     for condition, folder in STUDIES:
-        batches = [(_read_tasks(content, condition, folder, k), _read_rows(content, folder, k))
-                   for k in range(1, N_BATCHES + 1)]
+        batches = [
+            (_read_tasks(content, condition, folder, k), _read_rows(content, folder, k))
+            for k in range(1, N_BATCHES + 1)
+        ]
         _write_study(content, condition, batches)

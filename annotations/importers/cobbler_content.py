@@ -4,6 +4,7 @@ Layout and facts: cobbler-method.md 2.1-2.2 and 5. The candidate order is the
 response file's key order; it fixes which response of a pair is canonical
 ``response_a`` and therefore which one sits in the first slot of presentation 1.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -16,8 +17,21 @@ from annotations.models import Candidate, Instruction, Pair, Response, Study
 STUDY_NAME = "CoBBLEr (Koo et al.)"
 # The 15 original candidates in the order of full_n15_model_generations.json (section 2.2).
 CANONICAL_KEYS = (
-    "vicuna", "baize", "koala", "wizardlm", "chatgpt", "instructgpt", "gpt4", "cohere",
-    "dolly", "openassist", "redpajama", "mpt", "alpaca", "falcon", "llama",
+    "vicuna",
+    "baize",
+    "koala",
+    "wizardlm",
+    "chatgpt",
+    "instructgpt",
+    "gpt4",
+    "cohere",
+    "dolly",
+    "openassist",
+    "redpajama",
+    "mpt",
+    "alpaca",
+    "falcon",
+    "llama",
 )
 # llamav2 has responses (16 candidates); mistral and olmo appear only as ACL evaluators
 # and candidates in model_annotations/new/, without any generations.
@@ -130,8 +144,13 @@ def import_cobbler_content(*, root: Path, slug: str) -> CobblerContent:
         Instruction,
         (
             Instruction(
-                study=study, index=index, external_id="", turn=1, text=item["instruction"],
-                reference=item["reference"], kind=_instruction_kind(item["reference"]),
+                study=study,
+                index=index,
+                external_id="",
+                turn=1,
+                text=item["instruction"],
+                reference=item["reference"],
+                kind=_instruction_kind(item["reference"]),
             )
             for index, item in enumerate(evalset)
         ),

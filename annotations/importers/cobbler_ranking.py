@@ -7,6 +7,7 @@ human_annotation_gt_formatted.json. Which workers count is not written anywhere,
 it is derived: annotator k is the worker whose decoded rankings equal
 AMT/model_annot{k}.csv on all 50 instructions.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,14 @@ BAR = "black-bar"
 N_ANNOTATORS = 6
 # (label, first instruction, number of instructions): contiguous slices of the 50 (section 2.4).
 ROUNDS = (("pilot", 0, 5), ("mid_1", 5, 10), ("mid_2", 15, 10), ("final_1", 25, 13), ("final_2", 38, 12))
-MTURK_COLUMNS = ("WorkerId", "AssignmentId", "AssignmentStatus", "WorkTimeInSeconds", "SubmitTime",
-                 "Answer.taskAnswers")
+MTURK_COLUMNS = (
+    "WorkerId",
+    "AssignmentId",
+    "AssignmentStatus",
+    "WorkTimeInSeconds",
+    "SubmitTime",
+    "Answer.taskAnswers",
+)
 
 
 @dataclass
@@ -104,12 +111,17 @@ def _read_sittings(content: CobblerContent) -> list[Sitting]:
                 seconds = (row["WorkTimeInSeconds"] or "").strip()
                 if seconds and not seconds.isdigit():
                     raise BadInput(where, f"WorkTimeInSeconds is not a number: {seconds!r}")
-                sittings.append(Sitting(
-                    worker=worker, round_index=round_index, second_wave=second_wave,
-                    assignment_id=row["AssignmentId"] or "", work_seconds=int(seconds) if seconds else None,
-                    submitted_at=parse_mturk_time(row["SubmitTime"]),
-                    methods=_decode_answer(row["Answer.taskAnswers"] or "", start, size, where),
-                ))
+                sittings.append(
+                    Sitting(
+                        worker=worker,
+                        round_index=round_index,
+                        second_wave=second_wave,
+                        assignment_id=row["AssignmentId"] or "",
+                        work_seconds=int(seconds) if seconds else None,
+                        submitted_at=parse_mturk_time(row["SubmitTime"]),
+                        methods=_decode_answer(row["Answer.taskAnswers"] or "", start, size, where),
+                    )
+                )
     return sittings
 
 
@@ -164,44 +176,86 @@ def import_ranking_study(*, content: CobblerContent) -> None:
     data = RankingData(sittings=_read_sittings(content))
     data.annotators = _match_annotators(content, _rankings(data.sittings, letters))
 
-    upsert(Batch, (Batch(study=study, condition=Condition.RANKING, index=i, label=label)
-                   for i, (label, _s, _n) in enumerate(ROUNDS)),
-           unique_fields=("study", "condition", "index"), update_fields=("label",))
+    upsert(
+        Batch,
+        (
+            Batch(study=study, condition=Condition.RANKING, index=i, label=label)
+            for i, (label, _s, _n) in enumerate(ROUNDS)
+        ),
+        unique_fields=("study", "condition", "index"),
+        update_fields=("label",),
+    )
     batch_ids = dict(study.batches.filter(condition=Condition.RANKING).values_list("index", "pk"))
     canonical = {i: [content.response_ids[(i, key)] for key in CANONICAL_KEYS] for i in content.instruction_ids}
-    upsert(Task, (
-        Task(batch_id=batch_ids[r], position=index - start, kind=Task.Kind.RANKING,
-             condition=Condition.RANKING, instruction_id=content.instruction_ids[index],
-             response_ids=canonical[index], show_threshold_bar=True)
-        for r, (_label, start, size) in enumerate(ROUNDS) for index in range(start, start + size)
-    ), unique_fields=("batch", "position"), update_fields=("instruction", "response_ids", "show_threshold_bar"))
-    task_ids = {(batch, pos): pk for pk, batch, pos in Task.objects.filter(
-        batch__in=batch_ids.values()).values_list("pk", "batch_id", "position")}
+    upsert(
+        Task,
+        (
+            Task(
+                batch_id=batch_ids[r],
+                position=index - start,
+                kind=Task.Kind.RANKING,
+                condition=Condition.RANKING,
+                instruction_id=content.instruction_ids[index],
+                response_ids=canonical[index],
+                show_threshold_bar=True,
+            )
+            for r, (_label, start, size) in enumerate(ROUNDS)
+            for index in range(start, start + size)
+        ),
+        unique_fields=("batch", "position"),
+        update_fields=("instruction", "response_ids", "show_threshold_bar"),
+    )
+    task_ids = {
+        (batch, pos): pk
+        for pk, batch, pos in Task.objects.filter(batch__in=batch_ids.values()).values_list(
+            "pk", "batch_id", "position"
+        )
+    }
 
     hashes = {s.worker: pseudonymise(Participant.Platform.MTURK, s.worker) for s in data.sittings}
     labels = {worker: f"annotator-{k}" for k, worker in enumerate(data.annotators)}
     others = [w for w in dict.fromkeys(s.worker for s in data.sittings) if w not in labels]
     labels.update({worker: f"ranking-w{n}" for n, worker in enumerate(others, 1)})
     # ignore_conflicts: a participant keeps the label of the study that first imported them.
-    upsert(Participant, (Participant(study=study, platform=Participant.Platform.MTURK,
-                                     external_hash=hashes[w], label=labels[w]) for w in labels),
-           unique_fields=("study", "platform", "external_hash"))
-    participant_ids = dict(study.participants.filter(platform=Participant.Platform.MTURK)
-                           .values_list("external_hash", "pk"))
+    upsert(
+        Participant,
+        (
+            Participant(study=study, platform=Participant.Platform.MTURK, external_hash=hashes[w], label=labels[w])
+            for w in labels
+        ),
+        unique_fields=("study", "platform", "external_hash"),
+    )
+    participant_ids = dict(
+        study.participants.filter(platform=Participant.Platform.MTURK).values_list("external_hash", "pk")
+    )
 
     assignments = []
     for s in data.sittings:
         review, note = _review(data, s)
-        assignments.append(Assignment(
-            batch_id=batch_ids[s.round_index], participant_id=participant_ids[hashes[s.worker]],
-            status=Assignment.Status.SUBMITTED, review=review, review_note=note,
-            external_session_hash=pseudonymise("mturk-session", s.assignment_id),
-            submitted_at=s.submitted_at, work_seconds=s.work_seconds))
-    upsert(Assignment, assignments, unique_fields=("batch", "participant"),
-           update_fields=("status", "review", "review_note", "external_session_hash", "submitted_at",
-                          "work_seconds"))
-    assignment_ids = {(b, p): pk for pk, b, p in Assignment.objects.filter(
-        batch__in=batch_ids.values()).values_list("pk", "batch_id", "participant_id")}
+        assignments.append(
+            Assignment(
+                batch_id=batch_ids[s.round_index],
+                participant_id=participant_ids[hashes[s.worker]],
+                status=Assignment.Status.SUBMITTED,
+                review=review,
+                review_note=note,
+                external_session_hash=pseudonymise("mturk-session", s.assignment_id),
+                submitted_at=s.submitted_at,
+                work_seconds=s.work_seconds,
+            )
+        )
+    upsert(
+        Assignment,
+        assignments,
+        unique_fields=("batch", "participant"),
+        update_fields=("status", "review", "review_note", "external_session_hash", "submitted_at", "work_seconds"),
+    )
+    assignment_ids = {
+        (b, p): pk
+        for pk, b, p in Assignment.objects.filter(batch__in=batch_ids.values()).values_list(
+            "pk", "batch_id", "participant_id"
+        )
+    }
 
     submissions = []
     for s in data.sittings:
@@ -209,11 +263,22 @@ def import_ranking_study(*, content: CobblerContent) -> None:
         assignment = assignment_ids[(batch_ids[s.round_index], participant_ids[hashes[s.worker]])]
         for index, order in sorted(s.methods.items()):
             ranked = [content.response_ids[(index, letters[index][e])] for e in order if e != BAR]
-            submissions.append(Submission(
-                assignment_id=assignment, task_id=task_ids[(batch_ids[s.round_index], index - start)],
-                ranking=ranked, bar_position=order.index(BAR), display_order=canonical[index],
-                source=Submission.Source.IMPORT,
-                idempotency_key=stable_key("cobbler", study.slug, "ranking", hashes[s.worker],
-                                           s.round_index, index - start)))
-    upsert(Submission, submissions, unique_fields=("idempotency_key",),
-           update_fields=("ranking", "bar_position", "display_order"))
+            submissions.append(
+                Submission(
+                    assignment_id=assignment,
+                    task_id=task_ids[(batch_ids[s.round_index], index - start)],
+                    ranking=ranked,
+                    bar_position=order.index(BAR),
+                    display_order=canonical[index],
+                    source=Submission.Source.IMPORT,
+                    idempotency_key=stable_key(
+                        "cobbler", study.slug, "ranking", hashes[s.worker], s.round_index, index - start
+                    ),
+                )
+            )
+    upsert(
+        Submission,
+        submissions,
+        unique_fields=("idempotency_key",),
+        update_fields=("ranking", "bar_position", "display_order"),
+    )

@@ -7,6 +7,7 @@ models. Errors are collected (up to ``MAX_ERRORS``) so the browser preview can l
 them row by row; the command raises the first as a one-line ``BadInput``.
 ``annotations.importers.generic_write`` applies a plan without errors.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -148,9 +149,13 @@ class StudyPlan:
         """What the import would create (the preview's table)."""
         pairs = sum(len(list(combinations(models, 2))) for models in self.models_of().values())
         return {
-            "instructions": len(self.instructions), "models": len(self.models()),
-            "responses": len(self.responses), "pairs": pairs, "votes": len(self.votes),
-            "rankings": len(self.rankings), "annotators": len(self.annotators()),
+            "instructions": len(self.instructions),
+            "models": len(self.models()),
+            "responses": len(self.responses),
+            "pairs": pairs,
+            "votes": len(self.votes),
+            "rankings": len(self.rankings),
+            "annotators": len(self.annotators()),
         }
 
     def votes_by_condition(self) -> dict[str, int]:
@@ -294,8 +299,9 @@ def _instructions(rows: list[tuple[str, dict]], plan: StudyPlan) -> None:
             plan.problem(where, f"duplicate id {key!r} (first at {first[key]})")
             continue
         first[key] = where
-        plan.instructions.append(InstructionRow(where, key, value["instruction"], value.get("reference", ""),
-                                                value.get("category", "")))
+        plan.instructions.append(
+            InstructionRow(where, key, value["instruction"], value.get("reference", ""), value.get("category", ""))
+        )
 
 
 def _responses(rows: list[tuple[str, dict]], plan: StudyPlan) -> None:
@@ -306,15 +312,17 @@ def _responses(rows: list[tuple[str, dict]], plan: StudyPlan) -> None:
         if key[0] not in known:
             plan.problem(where, f"unknown instruction_id {key[0]!r} (not in instructions.jsonl)")
         elif key in first:
-            plan.problem(where, f"duplicate response of model {key[1]!r} to instruction {key[0]!r} "
-                                f"(first at {first[key]})")
+            plan.problem(
+                where, f"duplicate response of model {key[1]!r} to instruction {key[0]!r} (first at {first[key]})"
+            )
         else:
             first[key] = where
             plan.responses.append(ResponseRow(where, key[0], key[1], value["text"]))
 
 
-def _known_models(plan: StudyPlan, answered: dict[str, list[str]], where: str, instruction: str,
-                 models: list[str]) -> bool:
+def _known_models(
+    plan: StudyPlan, answered: dict[str, list[str]], where: str, instruction: str, models: list[str]
+) -> bool:
     """Whether the instruction is known and each model answered it (a problem otherwise)."""
     if instruction not in answered:
         plan.problem(where, f"unknown instruction_id {instruction!r} (not in instructions.jsonl)")
@@ -336,17 +344,28 @@ def _votes(rows: list[tuple[str, dict]], plan: StudyPlan, answered: dict[str, li
             continue
         if not _known_models(plan, answered, where, instruction, [model_a, model_b]):
             continue
-        vote = VoteRow(where, instruction, model_a, model_b, value["winner"], value["annotator"],
-                       value.get("condition", "plain"), value.get("presented_first", "model_a"),
-                       value.get("cued", ""))
+        vote = VoteRow(
+            where,
+            instruction,
+            model_a,
+            model_b,
+            value["winner"],
+            value["annotator"],
+            value.get("condition", "plain"),
+            value.get("presented_first", "model_a"),
+            value.get("cued", ""),
+        )
         # One vote per annotator, condition, pair and presentation: the same pair shown the
         # same way twice would be two answers to one task (the order condition's twins differ
         # in presentation).
         key = (vote.annotator, vote.condition, instruction, vote.first_model, vote.second_model)
         if key in first:
-            plan.problem(where, f"duplicate vote: this annotator already voted on {vote.first_model!r} "
-                                f"shown before {vote.second_model!r} in condition {vote.condition} "
-                                f"(first at {first[key]})")
+            plan.problem(
+                where,
+                f"duplicate vote: this annotator already voted on {vote.first_model!r} "
+                f"shown before {vote.second_model!r} in condition {vote.condition} "
+                f"(first at {first[key]})",
+            )
             continue
         first[key] = where
         plan.votes.append(vote)
@@ -361,8 +380,11 @@ def _rankings(rows: list[tuple[str, dict]], plan: StudyPlan, answered: dict[str,
         models = answered[instruction]
         if len(ranking) != len(models):
             missing = [m for m in models if m not in ranking]
-            plan.problem(where, f"ranking must list all {len(models)} models with a response to instruction "
-                                f"{instruction!r}; missing {', '.join(map(repr, missing))}")
+            plan.problem(
+                where,
+                f"ranking must list all {len(models)} models with a response to instruction "
+                f"{instruction!r}; missing {', '.join(map(repr, missing))}",
+            )
             continue
         count = value.get("acceptable_count")
         if count is not None and count > len(ranking):
@@ -370,8 +392,9 @@ def _rankings(rows: list[tuple[str, dict]], plan: StudyPlan, answered: dict[str,
             continue
         key = (value["annotator"], instruction)
         if key in first:
-            plan.problem(where, f"duplicate ranking of instruction {instruction!r} by this annotator "
-                                f"(first at {first[key]})")
+            plan.problem(
+                where, f"duplicate ranking of instruction {instruction!r} by this annotator (first at {first[key]})"
+            )
             continue
         first[key] = where
         plan.rankings.append(RankingRow(where, instruction, value["annotator"], ranking, count))

@@ -4,6 +4,7 @@ per-study task and quality settings, and ``gold.jsonl``, the pairs with an expec
 Read into the plan by annotations.importers.generic.read_study, written by apply_extras inside the
 import's transaction, and written back by annotations.exporters, so the round trip keeps them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,8 +24,14 @@ EXTRA_FILES = {
     "settings.jsonl": ("settings", False),
     "gold.jsonl": ("gold", False),
 }
-SETTINGS_DEFAULTS = {"allow_ties": False, "rationale": "off", "attention_check_rate": 0.0, "gold_rate": 0.0,
-                     "surveys": {}, "quality_rules": {}}
+SETTINGS_DEFAULTS = {
+    "allow_ties": False,
+    "rationale": "off",
+    "attention_check_rate": 0.0,
+    "gold_rate": 0.0,
+    "surveys": {},
+    "quality_rules": {},
+}
 MAX_RATE = 0.5
 
 

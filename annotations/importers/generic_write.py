@@ -15,6 +15,7 @@ the previous import cleanly:
   offered them. Annotators are stored as a keyed hash (annotations.pseudonyms) and the
   pseudonym ``annotator-N`` (N: order of first appearance, votes then rankings).
 """
+
 from __future__ import annotations
 
 from itertools import combinations
@@ -59,8 +60,10 @@ CHOICE = {"model_a": "A", "model_b": "B", "tie": "T"}
 def check_target(study: Study | None, slug: str) -> None:
     """Only a study of source 'manual' (what this importer and the UI create) may be replaced."""
     if study is not None and study.source != Study.Source.MANUAL:
-        raise BadInput(f"--study {slug}", f"study exists with source '{study.source}'; import_study only "
-                                          "replaces studies of source 'manual'")
+        raise BadInput(
+            f"--study {slug}",
+            f"study exists with source '{study.source}'; import_study only replaces studies of source 'manual'",
+        )
 
 
 def import_study(*, root: Path, slug: str, name: str = "", created_by=None) -> ImportReport:
@@ -92,8 +95,9 @@ def import_study(*, root: Path, slug: str, name: str = "", created_by=None) -> I
 def _get_study(slug: str, name: str, created_by) -> Study:
     study = Study.objects.select_for_update().filter(slug=slug).first()
     if study is None:
-        return Study.objects.create(slug=slug, name=name or f"Imported study ({slug})",
-                                    source=Study.Source.MANUAL, created_by=created_by)
+        return Study.objects.create(
+            slug=slug, name=name or f"Imported study ({slug})", source=Study.Source.MANUAL, created_by=created_by
+        )
     check_target(study, slug)
     if name and study.name != name:
         study.name = name
@@ -116,7 +120,8 @@ def _instructions(plan: StudyPlan, study: Study) -> dict[str, int]:
     stored: dict[str, tuple[int, int, str, str, str]] = {}
     gone, ids = [], {row.id for row in plan.instructions}
     for pk, ext, index, text, reference, kind in study.instructions.values_list(
-            "pk", "external_id", "index", "text", "reference", "kind"):
+        "pk", "external_id", "index", "text", "reference", "kind"
+    ):
         if ext in stored or ext not in ids:
             gone.append(pk)
         else:
@@ -129,11 +134,15 @@ def _instructions(plan: StudyPlan, study: Study) -> dict[str, int]:
     for key, (n, row) in wanted.items():
         values = (n, row.text, row.reference, row.category)
         if key not in stored:
-            new.append(Instruction(study=study, index=n, external_id=key, text=row.text,
-                                   reference=row.reference, kind=row.category))
+            new.append(
+                Instruction(
+                    study=study, index=n, external_id=key, text=row.text, reference=row.reference, kind=row.category
+                )
+            )
         elif stored[key][1:] != values or stored[key][0] in moved:
-            changed.append(Instruction(pk=stored[key][0], index=n, text=row.text, reference=row.reference,
-                                       kind=row.category))
+            changed.append(
+                Instruction(pk=stored[key][0], index=n, text=row.text, reference=row.reference, kind=row.category)
+            )
     Instruction.objects.bulk_update(changed, ["index", "text", "reference", "kind"])
     Instruction.objects.bulk_create(new)
     return dict(study.instructions.values_list("external_id", "pk"))
@@ -143,45 +152,92 @@ def _candidates(plan: StudyPlan, study: Study, instruction_ids: dict[str, int]) 
     models = plan.models()
     wanted = {(instruction_ids[r.instruction_id], r.model) for r in plan.responses}
     # Imported responses no longer in the files go; generated ones stay (they are not ours).
-    stale = [pk for pk, ins, key in Response.objects.filter(instruction__study=study, provenance={})
-             .values_list("pk", "instruction_id", "candidate__key") if (ins, key) not in wanted]
+    stale = [
+        pk
+        for pk, ins, key in Response.objects.filter(instruction__study=study, provenance={}).values_list(
+            "pk", "instruction_id", "candidate__key"
+        )
+        if (ins, key) not in wanted
+    ]
     Response.objects.filter(pk__in=stale).delete()
     study.candidates.exclude(key__in=models).filter(responses__isnull=True).delete()
     others = list(study.candidates.exclude(key__in=models).order_by("position", "key").values_list("key", flat=True))
     positions = {key: n for n, key in enumerate([*models, *others])}
-    upsert(Candidate, (Candidate(study=study, key=key, name=key, position=pos) for key, pos in positions.items()),
-           unique_fields=("study", "key"), update_fields=("position",))
+    upsert(
+        Candidate,
+        (Candidate(study=study, key=key, name=key, position=pos) for key, pos in positions.items()),
+        unique_fields=("study", "key"),
+        update_fields=("position",),
+    )
     return dict(study.candidates.values_list("key", "pk"))
 
 
-def _responses(plan: StudyPlan, study: Study, instruction_ids: dict[str, int],
-               candidate_ids: dict[str, int]) -> dict[tuple[str, str], int]:
+def _responses(
+    plan: StudyPlan, study: Study, instruction_ids: dict[str, int], candidate_ids: dict[str, int]
+) -> dict[tuple[str, str], int]:
     """(instruction id, model) -> response pk."""
-    upsert(Response, (Response(instruction_id=instruction_ids[r.instruction_id], candidate_id=candidate_ids[r.model],
-                               text=r.text, conversation=None, provenance={}) for r in plan.responses),
-           unique_fields=("instruction", "candidate"), update_fields=("text", "conversation", "provenance"))
+    upsert(
+        Response,
+        (
+            Response(
+                instruction_id=instruction_ids[r.instruction_id],
+                candidate_id=candidate_ids[r.model],
+                text=r.text,
+                conversation=None,
+                provenance={},
+            )
+            for r in plan.responses
+        ),
+        unique_fields=("instruction", "candidate"),
+        update_fields=("text", "conversation", "provenance"),
+    )
     ext = {pk: key for key, pk in instruction_ids.items()}
-    return {(ext[ins], key): pk for pk, ins, key in Response.objects.filter(instruction__study=study)
-            .values_list("pk", "instruction_id", "candidate__key")}
+    return {
+        (ext[ins], key): pk
+        for pk, ins, key in Response.objects.filter(instruction__study=study).values_list(
+            "pk", "instruction_id", "candidate__key"
+        )
+    }
 
 
-def _pairs(plan: StudyPlan, study: Study, instruction_ids: dict[str, int],
-           response_ids: dict[tuple[str, str], int]) -> dict[tuple[int, int], int]:
+def _pairs(
+    plan: StudyPlan, study: Study, instruction_ids: dict[str, int], response_ids: dict[tuple[str, str], int]
+) -> dict[tuple[int, int], int]:
     """Every pair of an instruction's imported responses, canonical order; {(resp_a, resp_b): pair pk}."""
-    wanted = {(response_ids[(ins, a)], response_ids[(ins, b)]): instruction_ids[ins]
-              for ins, models in plan.models_of().items() for a, b in combinations(models, 2)}
+    wanted = {
+        (response_ids[(ins, a)], response_ids[(ins, b)]): instruction_ids[ins]
+        for ins, models in plan.models_of().items()
+        for a, b in combinations(models, 2)
+    }
     ours = {response_ids[(r.instruction_id, r.model)] for r in plan.responses}
-    stale = [pk for pk, a, b in Pair.objects.filter(instruction__study=study)
-             .values_list("pk", "response_a_id", "response_b_id") if a in ours and b in ours and (a, b) not in wanted]
+    stale = [
+        pk
+        for pk, a, b in Pair.objects.filter(instruction__study=study).values_list(
+            "pk", "response_a_id", "response_b_id"
+        )
+        if a in ours and b in ours and (a, b) not in wanted
+    ]
     Pair.objects.filter(pk__in=stale).delete()  # e.g. the model order changed: the pair is re-made canonically
-    upsert(Pair, (Pair(instruction_id=ins, response_a_id=a, response_b_id=b) for (a, b), ins in wanted.items()),
-           unique_fields=("instruction", "response_a", "response_b"))
-    return {(a, b): pk for pk, a, b in Pair.objects.filter(instruction__study=study)
-            .values_list("pk", "response_a_id", "response_b_id")}
+    upsert(
+        Pair,
+        (Pair(instruction_id=ins, response_a_id=a, response_b_id=b) for (a, b), ins in wanted.items()),
+        unique_fields=("instruction", "response_a", "response_b"),
+    )
+    return {
+        (a, b): pk
+        for pk, a, b in Pair.objects.filter(instruction__study=study).values_list(
+            "pk", "response_a_id", "response_b_id"
+        )
+    }
 
 
-def _human_work(plan: StudyPlan, study: Study, instruction_ids: dict[str, int],
-                response_ids: dict[tuple[str, str], int], pair_ids: dict[tuple[int, int], int]) -> None:
+def _human_work(
+    plan: StudyPlan,
+    study: Study,
+    instruction_ids: dict[str, int],
+    response_ids: dict[tuple[str, str], int],
+    pair_ids: dict[tuple[int, int], int],
+) -> None:
     study.batches.filter(label__startswith=IMPORT_LABEL).delete()  # cascades to tasks, assignments, answers
     study.participants.filter(label__startswith=PSEUDONYM, assignments__isnull=True).delete()
     annotators = plan.annotators()
@@ -189,11 +245,24 @@ def _human_work(plan: StudyPlan, study: Study, instruction_ids: dict[str, int],
         return
     hashes = {a: pseudonymise(Participant.Platform.CODE, a) for a in annotators}
     labels = {a: f"{PSEUDONYM}{n}" for n, a in enumerate(annotators, 1)}
-    upsert(Participant, (Participant(study=study, platform=Participant.Platform.CODE, external_hash=hashes[a],
-                                     label=labels[a], qualified=True) for a in annotators),
-           unique_fields=("study", "platform", "external_hash"), update_fields=("label",))
-    participant_ids = dict(study.participants.filter(external_hash__in=hashes.values())
-                           .values_list("external_hash", "pk"))
+    upsert(
+        Participant,
+        (
+            Participant(
+                study=study,
+                platform=Participant.Platform.CODE,
+                external_hash=hashes[a],
+                label=labels[a],
+                qualified=True,
+            )
+            for a in annotators
+        ),
+        unique_fields=("study", "platform", "external_hash"),
+        update_fields=("label",),
+    )
+    participant_ids = dict(
+        study.participants.filter(external_hash__in=hashes.values()).values_list("external_hash", "pk")
+    )
 
     # Batches in order of first appearance (votes, then rankings): their pk order is the export's order.
     groups: dict[tuple[str, str], list] = {}
@@ -208,8 +277,15 @@ def _human_work(plan: StudyPlan, study: Study, instruction_ids: dict[str, int],
     for annotator, condition in groups:
         index = next_index.get(condition, 0)
         next_index[condition] = index + 1
-        batches.append(Batch(study=study, condition=condition, index=index, overlap=1,
-                             label=f"{IMPORT_LABEL}{labels[annotator]} {condition}"))
+        batches.append(
+            Batch(
+                study=study,
+                condition=condition,
+                index=index,
+                overlap=1,
+                label=f"{IMPORT_LABEL}{labels[annotator]} {condition}",
+            )
+        )
     batches = Batch.objects.bulk_create(batches)
     batch_of = dict(zip(groups, batches, strict=True))
 
@@ -220,11 +296,24 @@ def _human_work(plan: StudyPlan, study: Study, instruction_ids: dict[str, int],
             instruction = instruction_ids[row.instruction_id]
             if condition == Condition.RANKING:
                 canonical = [response_ids[(row.instruction_id, m)] for m in models_of[row.instruction_id]]
-                tasks.append(Task(batch=batch, position=position, kind=Task.Kind.RANKING, condition=condition,
-                                  instruction_id=instruction, response_ids=canonical,
-                                  show_threshold_bar=row.acceptable_count is not None))
-                answers.append({"ranking": [response_ids[(row.instruction_id, m)] for m in row.ranking],
-                                "bar_position": row.acceptable_count, "display_order": canonical})
+                tasks.append(
+                    Task(
+                        batch=batch,
+                        position=position,
+                        kind=Task.Kind.RANKING,
+                        condition=condition,
+                        instruction_id=instruction,
+                        response_ids=canonical,
+                        show_threshold_bar=row.acceptable_count is not None,
+                    )
+                )
+                answers.append(
+                    {
+                        "ranking": [response_ids[(row.instruction_id, m)] for m in row.ranking],
+                        "bar_position": row.acceptable_count,
+                        "display_order": canonical,
+                    }
+                )
                 continue
             slot_a, slot_b = (response_ids[(row.instruction_id, m)] for m in (row.first_model, row.second_model))
             pair = pair_ids.get((slot_a, slot_b)) or pair_ids[(slot_b, slot_a)]
@@ -232,18 +321,44 @@ def _human_work(plan: StudyPlan, study: Study, instruction_ids: dict[str, int],
             cue = {}
             if condition in CUED_CONDITIONS:
                 cue = {"cue_slot": "A" if getattr(row, row.cued) == row.first_model else "B"}
-            tasks.append(Task(batch=batch, position=position, kind=Task.Kind.PAIRWISE, condition=condition,
-                              instruction_id=instruction, pair_id=pair, presentation=presentation, cue=cue))
+            tasks.append(
+                Task(
+                    batch=batch,
+                    position=position,
+                    kind=Task.Kind.PAIRWISE,
+                    condition=condition,
+                    instruction_id=instruction,
+                    pair_id=pair,
+                    presentation=presentation,
+                    cue=cue,
+                )
+            )
             choice = "T" if row.winner == "tie" else ("A" if getattr(row, row.winner) == row.first_model else "B")
-            answers.append({"choice": choice, "chosen_response_id": {"A": slot_a, "B": slot_b}.get(choice),
-                            "display_order": [slot_a, slot_b]})
+            answers.append(
+                {
+                    "choice": choice,
+                    "chosen_response_id": {"A": slot_a, "B": slot_b}.get(choice),
+                    "display_order": [slot_a, slot_b],
+                }
+            )
     tasks = Task.objects.bulk_create(tasks)
     assignments = Assignment.objects.bulk_create(
-        Assignment(batch=batch, participant_id=participant_ids[hashes[annotator]],
-                   status=Assignment.Status.SUBMITTED, review=Assignment.Review.APPROVED)
-        for (annotator, _condition), batch in batch_of.items())
+        Assignment(
+            batch=batch,
+            participant_id=participant_ids[hashes[annotator]],
+            status=Assignment.Status.SUBMITTED,
+            review=Assignment.Review.APPROVED,
+        )
+        for (annotator, _condition), batch in batch_of.items()
+    )
     assignment_of = {a.batch_id: a.pk for a in assignments}
     Submission.objects.bulk_create(
-        Submission(assignment_id=assignment_of[task.batch_id], task=task, source=Submission.Source.IMPORT,
-                   idempotency_key=stable_key("generic", study.slug, task.batch.label, task.position), **answer)
-        for task, answer in zip(tasks, answers, strict=True))
+        Submission(
+            assignment_id=assignment_of[task.batch_id],
+            task=task,
+            source=Submission.Source.IMPORT,
+            idempotency_key=stable_key("generic", study.slug, task.batch.label, task.position),
+            **answer,
+        )
+        for task, answer in zip(tasks, answers, strict=True)
+    )

@@ -11,6 +11,7 @@ orientation) they voted on. Machine rows (``judge == "gpt4_pair"``) are left to
 Duplicates: the first vote stored for (judge, key, orientation) wins. Later rows
 for the same vote, in the same run or a later import, are skipped and counted.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -87,8 +88,7 @@ def _conversation(value: Any, turn: int, where: str, name: str) -> list[dict[str
     messages = []
     for number, message in enumerate(value):
         role = "user" if number % 2 == 0 else "assistant"
-        if not (isinstance(message, dict) and message.get("role") == role
-                and isinstance(message.get("content"), str)):
+        if not (isinstance(message, dict) and message.get("role") == role and isinstance(message.get("content"), str)):
             raise BadInput(where, f"{name}[{number}] must be {{role: '{role}', content: str}}")
         messages.append({"role": role, "content": message["content"]})
     return messages
@@ -150,15 +150,15 @@ def _get_study(slug: str) -> Study:
     if study is not None and study.source != Study.Source.MTBENCH:
         raise BadInput(f"--study {slug}", f"study exists with source '{study.source}', not mtbench")
     if study is None:
-        study = Study.objects.create(slug=slug, name=f"MT-Bench human judgments ({slug})",
-                                     source=Study.Source.MTBENCH)
+        study = Study.objects.create(slug=slug, name=f"MT-Bench human judgments ({slug})", source=Study.Source.MTBENCH)
     return study
 
 
 def _upsert_instructions(study: Study, rows: list[MtRow]) -> dict[tuple[int, int], int]:
     """(question_id, turn) -> instruction pk; new keys get the next free indices, in key order."""
-    existing = {(int(ext), turn): index for ext, turn, index in
-                study.instructions.values_list("external_id", "turn", "index")}
+    existing = {
+        (int(ext), turn): index for ext, turn, index in study.instructions.values_list("external_id", "turn", "index")
+    }
     texts: dict[tuple[int, int], str] = {}
     for row in rows:
         texts.setdefault((row.question_id, row.turn), row.user_message())
@@ -166,9 +166,17 @@ def _upsert_instructions(study: Study, rows: list[MtRow]) -> dict[tuple[int, int
     for key in sorted(texts):
         if key not in existing:
             existing[key], next_index = next_index, next_index + 1
-    upsert(Instruction, (Instruction(study=study, index=existing[key], external_id=str(key[0]), turn=key[1],
-                                     kind="mtbench", text=text) for key, text in texts.items()),
-           unique_fields=("study", "index"), update_fields=("text",))
+    upsert(
+        Instruction,
+        (
+            Instruction(
+                study=study, index=existing[key], external_id=str(key[0]), turn=key[1], kind="mtbench", text=text
+            )
+            for key, text in texts.items()
+        ),
+        unique_fields=("study", "index"),
+        update_fields=("text",),
+    )
     pks = dict(study.instructions.values_list("index", "pk"))
     return {key: pks[index] for key, index in existing.items()}
 
@@ -179,9 +187,12 @@ def import_mtbench_content(*, rows: list[MtRow], slug: str) -> MtContent:
     study = content.study
     models = set(study.candidates.values_list("key", flat=True))
     models.update(m for row in rows for m in (row.model_a, row.model_b))
-    upsert(Candidate, (Candidate(study=study, key=key, name=key, position=pos)
-                       for pos, key in enumerate(sorted(models))),
-           unique_fields=("study", "key"), update_fields=("position",))
+    upsert(
+        Candidate,
+        (Candidate(study=study, key=key, name=key, position=pos) for pos, key in enumerate(sorted(models))),
+        unique_fields=("study", "key"),
+        update_fields=("position",),
+    )
     candidate_ids = dict(study.candidates.values_list("key", "pk"))
     instruction_ids = _upsert_instructions(study, rows)
 
@@ -195,25 +206,45 @@ def import_mtbench_content(*, rows: list[MtRow], slug: str) -> MtContent:
             disagreements += first[0] != row.answer(model)
     if disagreements:
         content.notes.append(f"{disagreements} row(s) gave a different answer text than an earlier row; kept the first")
-    upsert(Response, (Response(instruction_id=instruction_ids[(q, t)], candidate_id=candidate_ids[m],
-                               text=text, conversation=conversation)
-                      for (q, t, m), (text, conversation) in responses.items()),
-           unique_fields=("instruction", "candidate"), update_fields=("text", "conversation"))
+    upsert(
+        Response,
+        (
+            Response(
+                instruction_id=instruction_ids[(q, t)],
+                candidate_id=candidate_ids[m],
+                text=text,
+                conversation=conversation,
+            )
+            for (q, t, m), (text, conversation) in responses.items()
+        ),
+        unique_fields=("instruction", "candidate"),
+        update_fields=("text", "conversation"),
+    )
     for pk, ext, turn, model in Response.objects.filter(instruction__study=study).values_list(
-            "pk", "instruction__external_id", "instruction__turn", "candidate__key"):
+        "pk", "instruction__external_id", "instruction__turn", "candidate__key"
+    ):
         content.response_ids[(int(ext), turn, model)] = pk
 
     by_instruction: dict[tuple[int, int], set[str]] = {}
     for q, t, m in content.response_ids:
         by_instruction.setdefault((q, t), set()).add(m)
-    upsert(Pair, (Pair(instruction_id=instruction_ids[key],
-                       response_a_id=content.response_ids[(*key, a)], response_b_id=content.response_ids[(*key, b)])
-                  for key, models_here in by_instruction.items()
-                  for a, b in combinations(sorted(models_here), 2)),
-           unique_fields=("instruction", "response_a", "response_b"))
+    upsert(
+        Pair,
+        (
+            Pair(
+                instruction_id=instruction_ids[key],
+                response_a_id=content.response_ids[(*key, a)],
+                response_b_id=content.response_ids[(*key, b)],
+            )
+            for key, models_here in by_instruction.items()
+            for a, b in combinations(sorted(models_here), 2)
+        ),
+        unique_fields=("instruction", "response_a", "response_b"),
+    )
     key_of = {pk: key for key, pk in content.response_ids.items()}
     for pk, instruction_id, a_id, b_id in Pair.objects.filter(instruction__study=study).values_list(
-            "pk", "instruction_id", "response_a_id", "response_b_id"):
+        "pk", "instruction_id", "response_a_id", "response_b_id"
+    ):
         q, t, model_a = key_of[a_id]
         content.pair_ids[(q, t, model_a, key_of[b_id][2])] = pk
         content.pair_instruction[pk] = instruction_id
@@ -233,27 +264,46 @@ def import_mtbench_votes(*, content: MtContent, rows: list[MtRow]) -> None:
     for judge in judges:
         if judge not in existing:
             existing[judge], next_index = next_index, next_index + 1
-    upsert(Batch, (Batch(study=study, condition=Condition.PLAIN, index=existing[j], label=j) for j in judges),
-           unique_fields=("study", "condition", "index"))
+    upsert(
+        Batch,
+        (Batch(study=study, condition=Condition.PLAIN, index=existing[j], label=j) for j in judges),
+        unique_fields=("study", "condition", "index"),
+    )
     batch_ids = dict(study.batches.filter(condition=Condition.PLAIN).values_list("label", "pk"))
-    upsert(Participant, (Participant(study=study, platform=Participant.Platform.CODE, external_hash=hashes[j],
-                                     label=j) for j in judges),
-           unique_fields=("study", "platform", "external_hash"))
-    participant_ids = dict(study.participants.filter(external_hash__in=hashes.values())
-                           .values_list("external_hash", "pk"))
-    upsert(Assignment, (Assignment(batch_id=batch_ids[j], participant_id=participant_ids[hashes[j]],
-                                   status=Assignment.Status.SUBMITTED, review=Assignment.Review.APPROVED)
-                        for j in judges), unique_fields=("batch", "participant"))
-    assignment_ids = {b: pk for pk, b in Assignment.objects.filter(
-        batch__in=batch_ids.values()).values_list("pk", "batch_id")}
+    upsert(
+        Participant,
+        (
+            Participant(study=study, platform=Participant.Platform.CODE, external_hash=hashes[j], label=j)
+            for j in judges
+        ),
+        unique_fields=("study", "platform", "external_hash"),
+    )
+    participant_ids = dict(
+        study.participants.filter(external_hash__in=hashes.values()).values_list("external_hash", "pk")
+    )
+    upsert(
+        Assignment,
+        (
+            Assignment(
+                batch_id=batch_ids[j],
+                participant_id=participant_ids[hashes[j]],
+                status=Assignment.Status.SUBMITTED,
+                review=Assignment.Review.APPROVED,
+            )
+            for j in judges
+        ),
+        unique_fields=("batch", "participant"),
+    )
+    assignment_ids = {
+        b: pk for pk, b in Assignment.objects.filter(batch__in=batch_ids.values()).values_list("pk", "batch_id")
+    }
     task_ids = _upsert_vote_tasks(content, humans, batch_ids)
 
     submissions: dict[str, Submission] = {}
     duplicates = conflicting = 0
     for row in humans:
         pair_id, a_first = content.pair_of(row)
-        key = stable_key("mtbench", study.slug, hashes[row.judge], row.question_id, row.turn,
-                         row.model_a, row.model_b)
+        key = stable_key("mtbench", study.slug, hashes[row.judge], row.question_id, row.turn, row.model_a, row.model_b)
         choice = HUMAN_CHOICE[row.winner]
         if key in submissions:
             duplicates += 1
@@ -263,8 +313,12 @@ def import_mtbench_votes(*, content: MtContent, rows: list[MtRow]) -> None:
         submissions[key] = Submission(
             assignment_id=assignment_ids[batch_ids[row.judge]],
             task_id=task_ids[(batch_ids[row.judge], pair_id, "ab" if a_first else "ba")],
-            choice=choice, chosen_response_id={"A": slots[0], "B": slots[1]}.get(choice),
-            display_order=slots, source=Submission.Source.IMPORT, idempotency_key=key)
+            choice=choice,
+            chosen_response_id={"A": slots[0], "B": slots[1]}.get(choice),
+            display_order=slots,
+            source=Submission.Source.IMPORT,
+            idempotency_key=key,
+        )
     if duplicates:
         content.notes.append(f"skipped {duplicates} repeated human vote row(s) ({conflicting} with another winner)")
     upsert(Submission, submissions.values(), unique_fields=("idempotency_key",))
@@ -273,7 +327,8 @@ def import_mtbench_votes(*, content: MtContent, rows: list[MtRow]) -> None:
 def _upsert_vote_tasks(content: MtContent, humans: list[MtRow], batch_ids: dict[str, int]) -> dict:
     """(batch pk, pair pk, presentation) -> task pk; new tasks go after a batch's existing ones."""
     existing = Task.objects.filter(batch__in=batch_ids.values()).values_list(
-        "batch_id", "pair_id", "presentation", "position")
+        "batch_id", "pair_id", "presentation", "position"
+    )
     known = {(b, p, pres) for b, p, pres, _pos in existing}
     next_position: dict[int, int] = {}
     for b, _p, _pres, pos in existing:
@@ -286,9 +341,21 @@ def _upsert_vote_tasks(content: MtContent, humans: list[MtRow], batch_ids: dict[
             known.add(key)
             position = next_position.get(key[0], 0)
             next_position[key[0]] = position + 1
-            new.append(Task(batch_id=key[0], position=position, kind=Task.Kind.PAIRWISE,
-                            condition=Condition.PLAIN, instruction_id=content.pair_instruction[pair_id],
-                            pair_id=pair_id, presentation=key[2]))
+            new.append(
+                Task(
+                    batch_id=key[0],
+                    position=position,
+                    kind=Task.Kind.PAIRWISE,
+                    condition=Condition.PLAIN,
+                    instruction_id=content.pair_instruction[pair_id],
+                    pair_id=pair_id,
+                    presentation=key[2],
+                )
+            )
     upsert(Task, new, unique_fields=("batch", "position"))
-    return {(b, p, pres): pk for pk, b, p, pres in Task.objects.filter(
-        batch__in=batch_ids.values()).values_list("pk", "batch_id", "pair_id", "presentation")}
+    return {
+        (b, p, pres): pk
+        for pk, b, p, pres in Task.objects.filter(batch__in=batch_ids.values()).values_list(
+            "pk", "batch_id", "pair_id", "presentation"
+        )
+    }

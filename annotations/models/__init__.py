@@ -1,4 +1,5 @@
 """Study content (what is judged) and the human side (who judged it, and how)."""
+
 from __future__ import annotations
 
 from annotations.models.content import Candidate, Condition, Instruction, Pair, RationaleMode, Response, Study

@@ -1,4 +1,5 @@
 """What a study is made of: instructions, candidate systems, their responses and the pairs."""
+
 from __future__ import annotations
 
 import secrets
@@ -160,9 +161,7 @@ class Response(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["instruction", "candidate"], name="one_response_per_candidate"
-            ),
+            models.UniqueConstraint(fields=["instruction", "candidate"], name="one_response_per_candidate"),
         ]
 
     def __str__(self) -> str:
@@ -185,12 +184,8 @@ class Pair(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["instruction", "response_a", "response_b"], name="one_pair_per_responses"
-            ),
-            models.CheckConstraint(
-                condition=~models.Q(response_a=models.F("response_b")), name="pair_of_two"
-            ),
+            models.UniqueConstraint(fields=["instruction", "response_a", "response_b"], name="one_pair_per_responses"),
+            models.CheckConstraint(condition=~models.Q(response_a=models.F("response_b")), name="pair_of_two"),
         ]
 
     def __str__(self) -> str:

@@ -1,4 +1,5 @@
 """The human side: batches of tasks, pseudonymous participants, leases and submissions."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -35,9 +36,7 @@ class Batch(models.Model):
         ordering = ("study", "condition", "index")
         verbose_name_plural = "batches"
         constraints = [
-            models.UniqueConstraint(
-                fields=["study", "condition", "index"], name="one_batch_per_index"
-            ),
+            models.UniqueConstraint(fields=["study", "condition", "index"], name="one_batch_per_index"),
         ]
 
     def __str__(self) -> str:
@@ -144,9 +143,7 @@ class Participant(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["study", "platform", "external_hash"], name="one_participant_per_id"
-            ),
+            models.UniqueConstraint(fields=["study", "platform", "external_hash"], name="one_participant_per_id"),
         ]
 
     def __str__(self) -> str:
@@ -161,9 +158,9 @@ class AssignmentQuerySet(models.QuerySet):
         work gives its place back (CoBBLEr replaced rejected raters until every
         batch had 3 valid ones).
         """
-        return self.filter(
-            status__in=(Assignment.Status.ACTIVE, Assignment.Status.SUBMITTED)
-        ).exclude(review=Assignment.Review.REJECTED)
+        return self.filter(status__in=(Assignment.Status.ACTIVE, Assignment.Status.SUBMITTED)).exclude(
+            review=Assignment.Review.REJECTED
+        )
 
     def expire_stale(self) -> int:
         """Return abandoned leases to the pool; returns how many expired.
@@ -176,9 +173,9 @@ class AssignmentQuerySet(models.QuerySet):
         never_opened = models.Q(opened_at__isnull=True, started_at__lt=unopened_before) & ~models.Exists(
             Submission.objects.filter(assignment=models.OuterRef("pk"))
         )
-        return self.filter(
-            models.Q(leased_until__lt=now) | never_opened, status=Assignment.Status.ACTIVE
-        ).update(status=Assignment.Status.EXPIRED)
+        return self.filter(models.Q(leased_until__lt=now) | never_opened, status=Assignment.Status.ACTIVE).update(
+            status=Assignment.Status.EXPIRED
+        )
 
 
 def unopened_lease_minutes() -> int:
@@ -238,9 +235,7 @@ class Assignment(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["batch", "participant"], name="one_assignment_per_batch_and_participant"
-            ),
+            models.UniqueConstraint(fields=["batch", "participant"], name="one_assignment_per_batch_and_participant"),
         ]
         indexes = [models.Index(fields=["batch", "status"])]
 
@@ -351,9 +346,7 @@ class Submission(models.Model):
     # Pairwise tasks: the slot chosen ("A", "B", or "T" for a tie where the source allows
     # one, as MT-Bench votes do) and the response behind it (null for a tie).
     choice = models.CharField(max_length=1, blank=True)
-    chosen_response = models.ForeignKey(
-        Response, models.CASCADE, null=True, blank=True, related_name="+"
-    )
+    chosen_response = models.ForeignKey(Response, models.CASCADE, null=True, blank=True, related_name="+")
     # Response ids in the order they were displayed (randomised per participant and task).
     display_order = models.JSONField(default=list, blank=True)
     time_on_task_ms = models.PositiveIntegerField(null=True, blank=True)
@@ -370,9 +363,7 @@ class Submission(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["assignment", "task"], name="one_submission_per_assignment_and_task"
-            ),
+            models.UniqueConstraint(fields=["assignment", "task"], name="one_submission_per_assignment_and_task"),
         ]
 
     def __str__(self) -> str:

@@ -1,4 +1,5 @@
 """The qualification round: a few pairwise items with known answers, passed before any task."""
+
 from __future__ import annotations
 
 from django.db import models

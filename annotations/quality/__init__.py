@@ -2,6 +2,7 @@
 
 docs/methods.md "Crowd quality" defines every check, flag and threshold.
 """
+
 from __future__ import annotations
 
 from annotations.quality.flags import compute_flags, flag_assignment, reflag_batch, reflag_study

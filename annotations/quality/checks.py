@@ -5,6 +5,7 @@ condition and a cue drawn as for the batch's items, so a check cannot be told ap
 an item by its banner), with ``role`` saying what it is, ``expects`` what a careful worker
 answers, and no ``pair_index`` (a check has no twin). analysis.loaders never counts them.
 """
+
 from __future__ import annotations
 
 import math
@@ -34,7 +35,9 @@ def broken_text(text: str, rng: random.Random) -> str:
     words = text.split()
     rng.shuffle(words)
     kept = words[: max(3, len(words) // 2)]
-    gibberish = ["".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 3))) for _ in range(max(3, len(kept) // 3))]
+    gibberish = [
+        "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 3))) for _ in range(max(3, len(kept) // 3))
+    ]
     for word in gibberish:
         kept.insert(rng.randint(0, len(kept)), word)
     return " ".join(kept).lower().rstrip(".!?") + " ..."
@@ -42,28 +45,48 @@ def broken_text(text: str, rng: random.Random) -> str:
 
 def _pairwise(*, condition: str, pair: Pair, presentation: str, cue: dict, role: str, expects: dict) -> Task:
     return Task(
-        kind=Task.Kind.PAIRWISE, condition=condition, instruction_id=pair.instruction_id, pair=pair,
-        presentation=presentation, cue=cue, pair_index=None, role=role, expects=expects,
+        kind=Task.Kind.PAIRWISE,
+        condition=condition,
+        instruction_id=pair.instruction_id,
+        pair=pair,
+        presentation=presentation,
+        cue=cue,
+        pair_index=None,
+        role=role,
+        expects=expects,
     )
 
 
 def instructed_task(*, condition: str, pair: Pair, presentation: str, cue: dict, rng: random.Random) -> Task:
     """A real pair shown with an instruction to choose one slot (drawn from ``rng``)."""
     slot = rng.choice(SLOTS)
-    return _pairwise(condition=condition, pair=pair, presentation=presentation, cue=cue, role=Task.Role.INSTRUCTED,
-                     expects={"slot": slot, "text": INSTRUCTED_TEXT.format(slot=slot)})
+    return _pairwise(
+        condition=condition,
+        pair=pair,
+        presentation=presentation,
+        cue=cue,
+        role=Task.Role.INSTRUCTED,
+        expects={"slot": slot, "text": INSTRUCTED_TEXT.format(slot=slot)},
+    )
 
 
-def catch_task(*, condition: str, pair: Pair, presentation: str, cue: dict, rng: random.Random,
-               slot_texts: tuple[str, str]) -> Task:
+def catch_task(
+    *, condition: str, pair: Pair, presentation: str, cue: dict, rng: random.Random, slot_texts: tuple[str, str]
+) -> Task:
     """A real pair with one slot's answer (drawn from ``rng``) replaced by a broken text; the intact slot is expected.
 
     ``slot_texts`` are the answers shown in slots A and B under ``presentation``.
     """
     broken = rng.choice(SLOTS)
     text = broken_text(slot_texts[SLOTS.index(broken)], rng)
-    return _pairwise(condition=condition, pair=pair, presentation=presentation, cue=cue, role=Task.Role.CATCH,
-                     expects={"slot": _other(broken), "broken_slot": broken, "broken_text": text})
+    return _pairwise(
+        condition=condition,
+        pair=pair,
+        presentation=presentation,
+        cue=cue,
+        role=Task.Role.CATCH,
+        expects={"slot": _other(broken), "broken_slot": broken, "broken_text": text},
+    )
 
 
 def gold_task(*, condition: str, pair: Pair, presentation: str, cue: dict) -> Task:
@@ -71,8 +94,14 @@ def gold_task(*, condition: str, pair: Pair, presentation: str, cue: dict) -> Ta
     if pair.gold_response_id not in (pair.response_a_id, pair.response_b_id):
         raise ValueError(f"{pair} has no gold response of its own.")
     in_a = (pair.gold_response_id == pair.response_a_id) == (presentation == Task.Presentation.AB)
-    return _pairwise(condition=condition, pair=pair, presentation=presentation, cue=cue, role=Task.Role.GOLD,
-                     expects={"slot": "A" if in_a else "B"})
+    return _pairwise(
+        condition=condition,
+        pair=pair,
+        presentation=presentation,
+        cue=cue,
+        role=Task.Role.GOLD,
+        expects={"slot": "A" if in_a else "B"},
+    )
 
 
 def check_count(rate: float, n_items: int) -> int:
@@ -89,8 +118,15 @@ def slot_texts(pair: Pair, presentation: str, texts: dict[int, str]) -> tuple[st
 
 
 def build_check_tasks(
-    *, condition: str, pairs: list[tuple[Response, Response]], pair_of: Callable[[Response, Response], tuple[Pair, str]],
-    gold_pairs: list[Pair], n_attention: int, n_gold: int, cue: CueMaker, rng: random.Random,
+    *,
+    condition: str,
+    pairs: list[tuple[Response, Response]],
+    pair_of: Callable[[Response, Response], tuple[Pair, str]],
+    gold_pairs: list[Pair],
+    n_attention: int,
+    n_gold: int,
+    cue: CueMaker,
+    rng: random.Random,
 ) -> list[Task]:
     """``n_attention`` attention checks (instructed, catch, instructed, ...) on pairs drawn from ``pairs``,
     with ``n_gold`` gold tasks (cycling through ``gold_pairs`` in a seeded order) inserted at seeded
@@ -104,10 +140,20 @@ def build_check_tasks(
         pair, presentation = pair_of(first, second)
         texts = {first.pk: first.text, second.pk: second.text}
         if k % 2 == 0:
-            tasks.append(instructed_task(condition=condition, pair=pair, presentation=presentation, cue=cue(rng), rng=rng))
+            tasks.append(
+                instructed_task(condition=condition, pair=pair, presentation=presentation, cue=cue(rng), rng=rng)
+            )
         else:
-            tasks.append(catch_task(condition=condition, pair=pair, presentation=presentation, cue=cue(rng), rng=rng,
-                                    slot_texts=slot_texts(pair, presentation, texts)))
+            tasks.append(
+                catch_task(
+                    condition=condition,
+                    pair=pair,
+                    presentation=presentation,
+                    cue=cue(rng),
+                    rng=rng,
+                    slot_texts=slot_texts(pair, presentation, texts),
+                )
+            )
     if gold_pairs and n_gold:
         order = sorted(gold_pairs, key=lambda p: p.pk)
         rng.shuffle(order)

@@ -4,6 +4,7 @@ A flag is a signal for the reviewer, never a verdict: it is stored on the assign
 (``Assignment.flags``) as ``{"code", "label", "value", "threshold"}``, shown in review, and a
 report profile with ``flagged_work="exclude"`` leaves flagged work out.
 """
+
 from __future__ import annotations
 
 import logging
@@ -22,9 +23,20 @@ logger = logging.getLogger(__name__)
 ATTENTION_ROLES = (Task.Role.INSTRUCTED, Task.Role.CATCH)
 
 _FIELDS = (
-    "task_id", "task__kind", "task__role", "task__expects", "task__pair_id", "task__presentation",
-    "task__condition", "task__cue", "choice", "chosen_response_id", "display_order", "ranking",
-    "time_on_task_ms", "untouched",
+    "task_id",
+    "task__kind",
+    "task__role",
+    "task__expects",
+    "task__pair_id",
+    "task__presentation",
+    "task__condition",
+    "task__cue",
+    "choice",
+    "chosen_response_id",
+    "display_order",
+    "ranking",
+    "time_on_task_ms",
+    "untouched",
 )
 
 
@@ -105,22 +117,33 @@ def _qualification(assignment: Assignment, rules: dict) -> dict | None:
     most = rules["qualification_attempts_max"]
     if attempts <= most:
         return None
-    return _flag("qualification_attempts", f"Needed {attempts} qualification attempts (more than {most})", attempts, most)
+    return _flag(
+        "qualification_attempts", f"Needed {attempts} qualification attempts (more than {most})", attempts, most
+    )
 
 
 def _others_by_screen(assignment: Assignment, items: list[Answered]) -> dict[tuple, list[str]]:
     """Choices of the other counted raters (submitted, not rejected, another participant), one per rater and screen."""
     rows = (
         Submission.objects.filter(
-            task__role=Task.Role.ITEM, task__kind=Task.Kind.PAIRWISE, task__pair_id__in={a.pair for a in items},
-            assignment__status=Assignment.Status.SUBMITTED, assignment__batch__study_id=assignment.batch.study_id,
+            task__role=Task.Role.ITEM,
+            task__kind=Task.Kind.PAIRWISE,
+            task__pair_id__in={a.pair for a in items},
+            assignment__status=Assignment.Status.SUBMITTED,
+            assignment__batch__study_id=assignment.batch.study_id,
         )
         .exclude(assignment__review=Assignment.Review.REJECTED)
         .exclude(assignment__participant_id=assignment.participant_id)
         .exclude(choice="")
         .order_by("pk")
-        .values_list("assignment__participant_id", "task__pair_id", "task__presentation", "task__condition", "task__cue",
-                     "choice")
+        .values_list(
+            "assignment__participant_id",
+            "task__pair_id",
+            "task__presentation",
+            "task__condition",
+            "task__cue",
+            "choice",
+        )
     )
     seen: set[tuple] = set()
     out: dict[tuple, list[str]] = defaultdict(list)
@@ -153,8 +176,12 @@ def _majority(assignment: Assignment, answers: list[Answered], rules: dict) -> d
     most = rules["majority_disagreement_max"]
     if share <= most:
         return None
-    return _flag("majority_disagreement", f"Against the other raters' majority in {differ} of {compared} tasks "
-                 f"({share:.0%}, above {most:.0%})", round(share, 3), most)
+    return _flag(
+        "majority_disagreement",
+        f"Against the other raters' majority in {differ} of {compared} tasks ({share:.0%}, above {most:.0%})",
+        round(share, 3),
+        most,
+    )
 
 
 def _untouched(answers: list[Answered]) -> dict | None:
@@ -162,8 +189,12 @@ def _untouched(answers: list[Answered]) -> dict | None:
     untouched = sum(1 for a in rankings if a.untouched)
     if not untouched:
         return None
-    return _flag("untouched_ranking", f"Submitted {untouched} of {len(rankings)} rankings untouched",
-                 f"{untouched} of {len(rankings)}", 0)
+    return _flag(
+        "untouched_ranking",
+        f"Submitted {untouched} of {len(rankings)} rankings untouched",
+        f"{untouched} of {len(rankings)}",
+        0,
+    )
 
 
 def compute_flags(assignment: Assignment) -> list[dict]:

@@ -2,6 +2,7 @@
 
 docs/methods.md "Crowd quality" defines each flag; these are its default thresholds.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -47,9 +48,7 @@ def validate_rules(overrides: Any) -> dict[str, float | int]:
         raise ValidationError("Quality rules must be an object of rule names to numbers.")
     unknown = sorted(str(k) for k in overrides if k not in DEFAULT_RULES)
     if unknown:
-        raise ValidationError(
-            f"Unknown quality rule {unknown[0]!r}; the rules are: {', '.join(DEFAULT_RULES)}."
-        )
+        raise ValidationError(f"Unknown quality rule {unknown[0]!r}; the rules are: {', '.join(DEFAULT_RULES)}.")
     cleaned: dict[str, float | int] = {}
     for name, value in overrides.items():
         # bool is an int in Python; "true" as a threshold is a mistake, not 1.

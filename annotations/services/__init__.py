@@ -1,4 +1,5 @@
 """Workflows that span models (Styleguide services): keyword-only, typed, verb-first."""
+
 from __future__ import annotations
 
 from annotations.services.crowd import (

@@ -2,6 +2,7 @@
 
 The htmx view, the REST API and the crowd simulator all call ``submit_task``.
 """
+
 from __future__ import annotations
 
 import hmac

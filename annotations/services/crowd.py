@@ -1,4 +1,5 @@
 """The worker's path through a study: entry, qualification, claiming a batch, answering."""
+
 from __future__ import annotations
 
 import hashlib
@@ -164,7 +165,9 @@ def grade_qualification(*, participant: Participant, choices: Mapping[int, str])
     return wrong
 
 
-def qualification_layout(*, participant: Participant, items: list[QualificationItem]) -> list[tuple[QualificationItem, bool]]:
+def qualification_layout(
+    *, participant: Participant, items: list[QualificationItem]
+) -> list[tuple[QualificationItem, bool]]:
     """The items in this attempt's order, each with whether its two answers are shown swapped.
 
     Seeded by the participant and the attempt number, so a reload shows the same layout and
@@ -332,7 +335,12 @@ def sample_task(study: Study) -> Task | None:
 
     Never an attention check or gold item: a preview must not show what a check looks like.
     """
-    return Task.objects.filter(batch__study=study, role=Task.Role.ITEM).select_related("instruction", "pair").order_by("batch_id", "position").first()
+    return (
+        Task.objects.filter(batch__study=study, role=Task.Role.ITEM)
+        .select_related("instruction", "pair")
+        .order_by("batch_id", "position")
+        .first()
+    )
 
 
 @dataclass(frozen=True)

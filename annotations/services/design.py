@@ -5,6 +5,7 @@ Two designs:
   cobbler-method.md 2.7 (25 instructions x 15 letter pairs x 2 presentations = 750 tasks).
 - ``generate_batches``: a fresh, seeded, counterbalanced design for any study.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -45,7 +46,9 @@ def parse_cobbler_letter_map(raw: bytes, name: str) -> list[dict[str, str]]:
     naming ``name``, so the page, the API and the command answer it as a form error.
     """
     if len(raw) > MAX_LETTER_MAP_BYTES:
-        raise ValidationError(f"{name} is larger than {MAX_LETTER_MAP_BYTES // 1024} KB: it is not {LETTER_MAP_PATH.name}.")
+        raise ValidationError(
+            f"{name} is larger than {MAX_LETTER_MAP_BYTES // 1024} KB: it is not {LETTER_MAP_PATH.name}."
+        )
     try:
         data = json.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError:
@@ -54,10 +57,14 @@ def parse_cobbler_letter_map(raw: bytes, name: str) -> list[dict[str, str]]:
         raise ValidationError(f"{name} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}).") from None
     except RecursionError:
         raise ValidationError(f"{name} is not valid JSON (nested too deeply).") from None
-    if not (isinstance(data, list) and data and all(
-        isinstance(item, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in item.items())
-        for item in data
-    )):
+    if not (
+        isinstance(data, list)
+        and data
+        and all(
+            isinstance(item, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in item.items())
+            for item in data
+        )
+    ):
         raise ValidationError(f"{name} is not a list of {{model: letter}} maps like {LETTER_MAP_PATH.name}.")
     return data
 
@@ -125,9 +132,7 @@ class _PairBook:
     """Finds or creates the canonical Pair of two responses (response_a = earlier candidate)."""
 
     def __init__(self, study: Study):
-        self.known = {
-            (p.response_a_id, p.response_b_id): p for p in Pair.objects.filter(instruction__study=study)
-        }
+        self.known = {(p.response_a_id, p.response_b_id): p for p in Pair.objects.filter(instruction__study=study)}
 
     def get(self, first: Response, second: Response) -> tuple[Pair, str]:
         """The pair and the presentation that puts ``first`` in slot A."""
@@ -140,14 +145,25 @@ class _PairBook:
 
 
 def _twin_tasks(
-    *, condition: str, pair_index: int, first: Response, second: Response, book: _PairBook,
-    percent: int, rng: random.Random,
+    *,
+    condition: str,
+    pair_index: int,
+    first: Response,
+    second: Response,
+    book: _PairBook,
+    percent: int,
+    rng: random.Random,
 ) -> list[Task]:
     """The two tasks of one pair: swapped positions (order, plain) or the cue on each side."""
     pair, forward = book.get(first, second)
     _, backward = book.get(second, first)
-    common = {"kind": Task.Kind.PAIRWISE, "condition": condition, "instruction_id": first.instruction_id,
-              "pair": pair, "pair_index": pair_index}
+    common = {
+        "kind": Task.Kind.PAIRWISE,
+        "condition": condition,
+        "instruction_id": first.instruction_id,
+        "pair": pair,
+        "pair_index": pair_index,
+    }
     if condition in (Condition.ORDER, Condition.PLAIN):
         return [
             Task(presentation=forward, cue={"order": "first"}, **common),
@@ -204,11 +220,26 @@ def generate_cobbler_batches(*, study: Study, condition: str, letter_map: Sequen
                 first, second = responses[model_of[x]], responses[model_of[y]]
             except KeyError:
                 raise ValidationError(f"Instruction {index}: no response for System {x} or {y}.") from None
-            tasks += _twin_tasks(condition=condition, pair_index=pair_index, first=first, second=second,
-                                 book=book, percent=study.bandwagon_percent, rng=rng)
+            tasks += _twin_tasks(
+                condition=condition,
+                pair_index=pair_index,
+                first=first,
+                second=second,
+                book=book,
+                percent=study.bandwagon_percent,
+                rng=rng,
+            )
         rng.shuffle(tasks)
-        batches.append(_save_batch(study=study, condition=condition, index=k - 1, seed=shuffle_seed,
-                                   label=f"CoBBLEr k={k}, instruction {index}", tasks=tasks))
+        batches.append(
+            _save_batch(
+                study=study,
+                condition=condition,
+                index=k - 1,
+                seed=shuffle_seed,
+                label=f"CoBBLEr k={k}, instruction {index}",
+                tasks=tasks,
+            )
+        )
     return batches
 
 
@@ -222,8 +253,13 @@ def _spread_twins(tasks: list[Task], rng: random.Random) -> None:
 
 @transaction.atomic
 def generate_batches(
-    *, study: Study, condition: str, seed: int, pairs_per_batch: int = 15,
-    instructions: Iterable[Instruction] | None = None, rankings_per_batch: int = 5,
+    *,
+    study: Study,
+    condition: str,
+    seed: int,
+    pairs_per_batch: int = 15,
+    instructions: Iterable[Instruction] | None = None,
+    rankings_per_batch: int = 5,
 ) -> list[Batch]:
     """A fresh, seeded, counterbalanced design: one batch per instruction for pair conditions.
 
@@ -252,7 +288,9 @@ def generate_batches(
     gold_pairs = list(Pair.objects.filter(instruction__study=study, gold_response__isnull=False))
     batches = []
     for index, instruction in enumerate(sorted(chosen, key=lambda i: i.index)):
-        responses = sorted(_responses_by_key(instruction).values(), key=lambda r: (r.candidate.position, r.candidate.key))
+        responses = sorted(
+            _responses_by_key(instruction).values(), key=lambda r: (r.candidate.position, r.candidate.key)
+        )
         all_pairs = list(itertools.combinations(responses, 2))
         if not all_pairs:
             raise ValidationError(f"Instruction {instruction.index} has fewer than two responses.")
@@ -263,18 +301,42 @@ def generate_batches(
         tasks: list[Task] = []
         for pair_index, ((r1, r2), flip) in enumerate(zip(drawn, flips, strict=True)):
             first, second = (r2, r1) if flip else (r1, r2)
-            tasks += _twin_tasks(condition=condition, pair_index=pair_index, first=first, second=second,
-                                 book=book, percent=study.bandwagon_percent, rng=rng)
+            tasks += _twin_tasks(
+                condition=condition,
+                pair_index=pair_index,
+                first=first,
+                second=second,
+                book=book,
+                percent=study.bandwagon_percent,
+                rng=rng,
+            )
         _spread_twins(tasks, rng)
-        tasks = _with_checks(study=study, condition=condition, seed=seed, instruction=instruction, items=tasks,
-                             pairs=all_pairs, book=book, gold_pairs=gold_pairs)
-        batches.append(_save_batch(study=study, condition=condition, index=index, seed=seed,
-                                   label=f"instruction {instruction.index}", tasks=tasks))
+        tasks = _with_checks(
+            study=study,
+            condition=condition,
+            seed=seed,
+            instruction=instruction,
+            items=tasks,
+            pairs=all_pairs,
+            book=book,
+            gold_pairs=gold_pairs,
+        )
+        batches.append(
+            _save_batch(
+                study=study,
+                condition=condition,
+                index=index,
+                seed=seed,
+                label=f"instruction {instruction.index}",
+                tasks=tasks,
+            )
+        )
     return batches
 
 
 def _check_cue(condition: str, percent: int) -> checks.CueMaker:
     """Cues for check tasks drawn as for the batch's items, so a banner never gives a check away."""
+
     def cue(rng: random.Random) -> dict:
         if condition in (Condition.ORDER, Condition.PLAIN):
             return {"order": "first"}
@@ -282,6 +344,7 @@ def _check_cue(condition: str, percent: int) -> checks.CueMaker:
         if condition == Condition.BANDWAGON:
             return {"cue_slot": slot, "percent": percent}
         return {"cue_slot": slot, "distractor": rng.choice(DISTRACTORS).format(x=f"System {slot}")}
+
     return cue
 
 
@@ -293,8 +356,15 @@ def _check_rates(study: Study) -> None:
 
 
 def _with_checks(
-    *, study: Study, condition: str, seed: int, instruction: Instruction, items: list[Task],
-    pairs: list[tuple[Response, Response]], book: _PairBook, gold_pairs: list[Pair],
+    *,
+    study: Study,
+    condition: str,
+    seed: int,
+    instruction: Instruction,
+    items: list[Task],
+    pairs: list[tuple[Response, Response]],
+    book: _PairBook,
+    gold_pairs: list[Pair],
 ) -> list[Task]:
     """The batch's item tasks with its attention checks and gold items at seeded positions
     (docs/methods.md "Crowd quality"). Both rates 0: the items, untouched, and no random draw."""
@@ -306,8 +376,14 @@ def _with_checks(
     # Its own stream, so the items' draws (pairs, flips, distractors, shuffle) stay as without checks.
     rng = random.Random(f"{seed}:{condition}:{instruction.index}:checks")
     extra = checks.build_check_tasks(
-        condition=condition, pairs=pairs, pair_of=book.get, gold_pairs=own_gold, n_attention=n_attention,
-        n_gold=n_gold, cue=_check_cue(condition, study.bandwagon_percent), rng=rng,
+        condition=condition,
+        pairs=pairs,
+        pair_of=book.get,
+        gold_pairs=own_gold,
+        n_attention=n_attention,
+        n_gold=n_gold,
+        cue=_check_cue(condition, study.bandwagon_percent),
+        rng=rng,
     )
     return checks.interleave(items, extra, rng)
 
@@ -318,19 +394,37 @@ def _ranking_batches(*, study: Study, seed: int, instructions: list[Instruction]
     rng.shuffle(ordered)
     batches = []
     for index, start in enumerate(range(0, len(ordered), max(1, per_batch))):
-        group = ordered[start:start + max(1, per_batch)]
+        group = ordered[start : start + max(1, per_batch)]
         tasks = [
-            Task(kind=Task.Kind.RANKING, condition=Condition.RANKING, instruction=instruction,
-                 response_ids=sorted(r.pk for r in instruction.responses.all()), show_threshold_bar=True)
+            Task(
+                kind=Task.Kind.RANKING,
+                condition=Condition.RANKING,
+                instruction=instruction,
+                response_ids=sorted(r.pk for r in instruction.responses.all()),
+                show_threshold_bar=True,
+            )
             for instruction in group
         ]
-        batches.append(_save_batch(study=study, condition=Condition.RANKING, index=index, seed=seed,
-                                   label=", ".join(f"#{i.index}" for i in group), tasks=tasks))
+        batches.append(
+            _save_batch(
+                study=study,
+                condition=Condition.RANKING,
+                index=index,
+                seed=seed,
+                label=", ".join(f"#{i.index}" for i in group),
+                tasks=tasks,
+            )
+        )
     return batches
 
 
 def generate_design(
-    *, study: Study, condition: str, seed: int | None, pairs_per_batch: int = 15, cobbler_design_dir: str = "",
+    *,
+    study: Study,
+    condition: str,
+    seed: int | None,
+    pairs_per_batch: int = 15,
+    cobbler_design_dir: str = "",
     letter_map: Sequence[dict[str, str]] | None = None,
 ) -> list[Batch]:
     """The one entry point of the page and the API: the paper's exact design when a CoBBLEr

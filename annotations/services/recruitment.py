@@ -1,4 +1,5 @@
 """Copy-ready recruitment links for a study: Prolific's study URL and completion codes, MTurk's ExternalQuestion."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,8 +13,14 @@ from annotations.models import Study
 
 PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete"
 # Prolific replaces these in the study URL with each participant's ids.
-PROLIFIC_PLACEHOLDERS = (("PROLIFIC_PID", "{{%PROLIFIC_PID%}}"), ("STUDY_ID", "{{%STUDY_ID%}}"), ("SESSION_ID", "{{%SESSION_ID%}}"))
-EXTERNAL_QUESTION_NS = "http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2006-07-14/ExternalQuestion.xsd"
+PROLIFIC_PLACEHOLDERS = (
+    ("PROLIFIC_PID", "{{%PROLIFIC_PID%}}"),
+    ("STUDY_ID", "{{%STUDY_ID%}}"),
+    ("SESSION_ID", "{{%SESSION_ID%}}"),
+)
+EXTERNAL_QUESTION_NS = (
+    "http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2006-07-14/ExternalQuestion.xsd"
+)
 MTURK_FRAME_HEIGHT = 800
 
 

@@ -1,5 +1,6 @@
 """Reviewing crowd work as Prolific reviewers do: the answers beside the pair, quality flags,
 filters, bulk decisions and a lookup by the platform id the worker typed into Prolific."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -82,8 +83,12 @@ def flags_of(raw: object) -> list[Flag]:
     if not isinstance(raw, list):
         return []
     return [
-        Flag(code=str(f.get("code", "")), label=str(f.get("label") or f.get("code", "")),
-             value=f.get("value"), threshold=f.get("threshold"))
+        Flag(
+            code=str(f.get("code", "")),
+            label=str(f.get("label") or f.get("code", "")),
+            value=f.get("value"),
+            threshold=f.get("threshold"),
+        )
         for f in raw
         if isinstance(f, dict) and f.get("code")
     ]
@@ -92,14 +97,21 @@ def flags_of(raw: object) -> list[Flag]:
 def flag_choices(*, study: Study) -> list[tuple[str, str]]:
     """The flag codes raised anywhere in the study, for the filter menu (label of first sight)."""
     seen: dict[str, str] = {}
-    for raw in Assignment.objects.filter(batch__study=study, status=Assignment.Status.SUBMITTED).values_list("flags", flat=True):
+    for raw in Assignment.objects.filter(batch__study=study, status=Assignment.Status.SUBMITTED).values_list(
+        "flags", flat=True
+    ):
         for f in flags_of(raw):
             seen.setdefault(f.code, f.label)
     return sorted(seen.items(), key=lambda kv: kv[1])
 
 
 def review_queue(
-    *, study: Study, state: str = "all", flag: str = "", sort: str = "flags", participant_ids: Iterable[int] | None = None
+    *,
+    study: Study,
+    state: str = "all",
+    flag: str = "",
+    sort: str = "flags",
+    participant_ids: Iterable[int] | None = None,
 ) -> list[int]:
     """Ids of the study's submitted assignments, filtered by review state and flag, in review order.
 
@@ -141,7 +153,8 @@ def matching_participants(*, study: Study, typed_id: str) -> list[Participant]:
         return []
     hashes = {platform: pseudonymise(platform, typed) for platform in Participant.Platform.values}
     return [
-        p for p in Participant.objects.filter(study=study, external_hash__in=hashes.values())
+        p
+        for p in Participant.objects.filter(study=study, external_hash__in=hashes.values())
         if hashes.get(p.platform) == p.external_hash
     ]
 
@@ -150,20 +163,29 @@ def review_entries(*, study: Study, assignment_ids: list[int]) -> list[ReviewEnt
     """The assignments with every answer laid out as it was shown, in the order of ``assignment_ids``
     (4 queries whatever the number of assignments and tasks)."""
     submissions = Submission.objects.select_related(
-        "task__instruction", "task__pair__response_a__candidate", "task__pair__response_b__candidate",
+        "task__instruction",
+        "task__pair__response_a__candidate",
+        "task__pair__response_b__candidate",
     ).order_by("task__position")
-    by_id = Assignment.objects.filter(batch__study=study, pk__in=assignment_ids).select_related(
-        "participant", "batch"
-    ).prefetch_related(Prefetch("submissions", queryset=submissions)).in_bulk()
+    by_id = (
+        Assignment.objects.filter(batch__study=study, pk__in=assignment_ids)
+        .select_related("participant", "batch")
+        .prefetch_related(Prefetch("submissions", queryset=submissions))
+        .in_bulk()
+    )
     assignments = [by_id[pk] for pk in assignment_ids if pk in by_id]
     ranked_ids = {
-        int(pk) for a in assignments for s in a.submissions.all() if s.task.kind == Task.Kind.RANKING
+        int(pk)
+        for a in assignments
+        for s in a.submissions.all()
+        if s.task.kind == Task.Kind.RANKING
         for pk in (s.display_order or s.ranking or [])
     }
     ranked = Response.objects.select_related("candidate").in_bulk(ranked_ids)
     return [
-        ReviewEntry(assignment=a, flags=flags_of(a.flags),
-                    tasks=[_reviewed_task(study, s, ranked) for s in a.submissions.all()])
+        ReviewEntry(
+            assignment=a, flags=flags_of(a.flags), tasks=[_reviewed_task(study, s, ranked) for s in a.submissions.all()]
+        )
         for a in assignments
     ]
 
@@ -172,12 +194,19 @@ def _reviewed_task(study: Study, s: Submission, ranked: dict[int, Response]) -> 
     task = s.task
     answers = _ranking_answers(s, ranked) if task.kind == Task.Kind.RANKING else _pair_answers(s)
     return ReviewedTask(
-        position=task.position, kind=task.kind, condition=task.condition, role=task.role,
+        position=task.position,
+        kind=task.kind,
+        condition=task.condition,
+        role=task.role,
         role_label=Task.Role(task.role).label if task.role in Task.Role.values else task.role,
-        instruction=task.instruction.text, reference=task.instruction.reference, note=_shown_note(study, task),
-        answers=answers, choice={"A": "System A", "B": "System B", "T": "No preference (tie)"}.get(s.choice, s.choice),
+        instruction=task.instruction.text,
+        reference=task.instruction.reference,
+        note=_shown_note(study, task),
+        answers=answers,
+        choice={"A": "System A", "B": "System B", "T": "No preference (tie)"}.get(s.choice, s.choice),
         seconds=s.time_on_task_ms / 1000 if s.time_on_task_ms is not None else None,
-        rationale=s.rationale, untouched=s.untouched,
+        rationale=s.rationale,
+        untouched=s.untouched,
     )
 
 
@@ -190,8 +219,10 @@ def _pair_answers(s: Submission) -> list[ShownAnswer]:
     task = s.task
     responses = task.slot_responses()
     _note, *texts = check_texts(task, responses[0].text, responses[1].text)
-    return [ShownAnswer(label=f"System {slot}", text=text, candidate=response.candidate.key, chosen=s.choice == slot)
-            for slot, response, text in zip("AB", responses, texts, strict=True)]
+    return [
+        ShownAnswer(label=f"System {slot}", text=text, candidate=response.candidate.key, chosen=s.choice == slot)
+        for slot, response, text in zip("AB", responses, texts, strict=True)
+    ]
 
 
 def _ranking_answers(s: Submission, ranked: dict[int, Response]) -> list[ShownAnswer]:
@@ -200,11 +231,14 @@ def _ranking_answers(s: Submission, ranked: dict[int, Response]) -> list[ShownAn
     out = []
     for place, pk in enumerate(s.ranking or []):
         response = ranked.get(int(pk))
-        out.append(ShownAnswer(
-            label=f"Answer {letter_of.get(int(pk), '?')}", text=response.text if response else "(answer deleted)",
-            candidate=response.candidate.key if response else "",
-            above_bar=None if s.bar_position is None else place < s.bar_position,
-        ))
+        out.append(
+            ShownAnswer(
+                label=f"Answer {letter_of.get(int(pk), '?')}",
+                text=response.text if response else "(answer deleted)",
+                candidate=response.candidate.key if response else "",
+                above_bar=None if s.bar_position is None else place < s.bar_position,
+            )
+        )
     return out
 
 
@@ -221,7 +255,8 @@ def review_assignments(
     if not ids:
         raise ValidationError("Select at least one submission.")
     found = list(
-        Assignment.objects.select_for_update().filter(batch__study=study, pk__in=ids, status=Assignment.Status.SUBMITTED)
+        Assignment.objects.select_for_update()
+        .filter(batch__study=study, pk__in=ids, status=Assignment.Status.SUBMITTED)
         .order_by("pk")
     )
     if len(found) != len(ids):

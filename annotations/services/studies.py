@@ -1,4 +1,5 @@
 """Researcher workflows: setting up a study, watching it, reviewing and exporting its work."""
+
 from __future__ import annotations
 
 import csv
@@ -26,21 +27,56 @@ from annotations.models import (
 from cobbler_site.csv_safety import safe_cell
 
 EXPORT_FIELDS = (
-    "submission_id", "study", "condition", "batch", "participant", "platform", "assignment",
-    "assignment_status", "review", "task_position", "task_kind", "instruction_index", "pair_id",
-    "pair_index", "presentation", "cue", "slot_a_response", "slot_b_response", "choice",
-    "chosen_response", "ranking", "bar_position", "display_order", "time_on_task_ms",
-    "server_time_ms", "created_at",
+    "submission_id",
+    "study",
+    "condition",
+    "batch",
+    "participant",
+    "platform",
+    "assignment",
+    "assignment_status",
+    "review",
+    "task_position",
+    "task_kind",
+    "instruction_index",
+    "pair_id",
+    "pair_index",
+    "presentation",
+    "cue",
+    "slot_a_response",
+    "slot_b_response",
+    "choice",
+    "chosen_response",
+    "ranking",
+    "bar_position",
+    "display_order",
+    "time_on_task_ms",
+    "server_time_ms",
+    "created_at",
     # Appended (issue 12): the review, the quality flags, the worker's reason and survey, the task's role.
-    "review_reason", "review_note", "reviewed_at", "flags", "rationale", "untouched", "survey", "task_role",
+    "review_reason",
+    "review_note",
+    "reviewed_at",
+    "flags",
+    "rationale",
+    "untouched",
+    "survey",
+    "task_role",
 )
 
 
 @transaction.atomic
 def create_study(
-    *, slug: str, name: str, created_by: AbstractBaseUser | None = None, from_study: Study | None = None,
-    overlap: int = 3, bandwagon_percent: int = 85, lease_minutes: int = 90,
-    consent_text: str = "", instructions_text: str = "",
+    *,
+    slug: str,
+    name: str,
+    created_by: AbstractBaseUser | None = None,
+    from_study: Study | None = None,
+    overlap: int = 3,
+    bandwagon_percent: int = 85,
+    lease_minutes: int = 90,
+    consent_text: str = "",
+    instructions_text: str = "",
 ) -> Study:
     """A new crowd study, optionally with a copy of another study's content (imported or demo).
 
@@ -52,8 +88,14 @@ def create_study(
     if not 1 <= overlap <= 50 or not 0 <= bandwagon_percent <= 100 or lease_minutes < 1:
         raise ValidationError("overlap must be 1-50, bandwagon_percent 0-100, lease_minutes >= 1.")
     study = Study.objects.create(
-        slug=slug, name=name, created_by=created_by, overlap=overlap, bandwagon_percent=bandwagon_percent,
-        lease_minutes=lease_minutes, consent_text=consent_text, instructions_text=instructions_text,
+        slug=slug,
+        name=name,
+        created_by=created_by,
+        overlap=overlap,
+        bandwagon_percent=bandwagon_percent,
+        lease_minutes=lease_minutes,
+        consent_text=consent_text,
+        instructions_text=instructions_text,
         source=from_study.source if from_study else Study.Source.MANUAL,
     )
     if from_study is not None:
@@ -68,20 +110,30 @@ def _copy_content(*, source: Study, target: Study) -> None:
     }
     instructions = {
         i.pk: Instruction.objects.create(
-            study=target, index=i.index, external_id=i.external_id, turn=i.turn, kind=i.kind,
-            text=i.text, reference=i.reference,
+            study=target,
+            index=i.index,
+            external_id=i.external_id,
+            turn=i.turn,
+            kind=i.kind,
+            text=i.text,
+            reference=i.reference,
         )
         for i in source.instructions.all()
     }
     responses = {}
     for r in Response.objects.filter(instruction__study=source):
         responses[r.pk] = Response.objects.create(
-            instruction=instructions[r.instruction_id], candidate=candidates[r.candidate_id],
-            text=r.text, conversation=r.conversation,
+            instruction=instructions[r.instruction_id],
+            candidate=candidates[r.candidate_id],
+            text=r.text,
+            conversation=r.conversation,
         )
     Pair.objects.bulk_create(
-        Pair(instruction=instructions[p.instruction_id], response_a=responses[p.response_a_id],
-             response_b=responses[p.response_b_id])
+        Pair(
+            instruction=instructions[p.instruction_id],
+            response_a=responses[p.response_a_id],
+            response_b=responses[p.response_b_id],
+        )
         for p in Pair.objects.filter(instruction__study=source)
     )
 
@@ -123,10 +175,16 @@ def batch_progress(*, study: Study) -> list[BatchProgress]:
     }
     return [
         BatchProgress(
-            batch=b, tasks=b.n_tasks, target=b.overlap or study.overlap, active=b.n_active,
-            submitted=b.n_submitted, rejected=b.n_rejected,
+            batch=b,
+            tasks=b.n_tasks,
+            target=b.overlap or study.overlap,
+            active=b.n_active,
+            submitted=b.n_submitted,
+            rejected=b.n_rejected,
             answers=answers.get(b.pk, {}).get("n", 0),
-            mean_task_seconds=(answers[b.pk]["ms"] / 1000 if b.pk in answers and answers[b.pk]["ms"] is not None else None),
+            mean_task_seconds=(
+                answers[b.pk]["ms"] / 1000 if b.pk in answers and answers[b.pk]["ms"] is not None else None
+            ),
         )
         for b in batches
     ]
@@ -161,21 +219,40 @@ def submission_rows(*, study: Study) -> Iterator[dict]:
         task, assignment = s.task, s.assignment
         slots = task.slot_response_ids() if task.pair_id else (None, None)
         yield {
-            "submission_id": s.pk, "study": study.slug, "condition": task.condition,
-            "batch": assignment.batch.index, "participant": assignment.participant.label,
-            "platform": assignment.participant.platform, "assignment": assignment.pk,
-            "assignment_status": assignment.status, "review": assignment.review,
-            "task_position": task.position, "task_kind": task.kind,
-            "instruction_index": task.instruction.index, "pair_id": task.pair_id,
-            "pair_index": task.pair_index, "presentation": task.presentation, "cue": task.cue,
-            "slot_a_response": slots[0], "slot_b_response": slots[1], "choice": s.choice,
-            "chosen_response": s.chosen_response_id, "ranking": s.ranking, "bar_position": s.bar_position,
-            "display_order": s.display_order, "time_on_task_ms": s.time_on_task_ms,
-            "server_time_ms": s.server_time_ms, "created_at": s.created_at.isoformat(),
-            "review_reason": assignment.review_reason, "review_note": assignment.review_note,
+            "submission_id": s.pk,
+            "study": study.slug,
+            "condition": task.condition,
+            "batch": assignment.batch.index,
+            "participant": assignment.participant.label,
+            "platform": assignment.participant.platform,
+            "assignment": assignment.pk,
+            "assignment_status": assignment.status,
+            "review": assignment.review,
+            "task_position": task.position,
+            "task_kind": task.kind,
+            "instruction_index": task.instruction.index,
+            "pair_id": task.pair_id,
+            "pair_index": task.pair_index,
+            "presentation": task.presentation,
+            "cue": task.cue,
+            "slot_a_response": slots[0],
+            "slot_b_response": slots[1],
+            "choice": s.choice,
+            "chosen_response": s.chosen_response_id,
+            "ranking": s.ranking,
+            "bar_position": s.bar_position,
+            "display_order": s.display_order,
+            "time_on_task_ms": s.time_on_task_ms,
+            "server_time_ms": s.server_time_ms,
+            "created_at": s.created_at.isoformat(),
+            "review_reason": assignment.review_reason,
+            "review_note": assignment.review_note,
             "reviewed_at": assignment.reviewed_at.isoformat() if assignment.reviewed_at else None,
-            "flags": assignment.flags, "rationale": s.rationale, "untouched": s.untouched,
-            "survey": assignment.survey, "task_role": task.role,
+            "flags": assignment.flags,
+            "rationale": s.rationale,
+            "untouched": s.untouched,
+            "survey": assignment.survey,
+            "task_role": task.role,
         }
 
 

@@ -10,6 +10,7 @@ first slot, to a bandwagon cue and to a distracting sentence, so the human bias 
 report are those of a plausible crowd. A few careless workers answer fast and without reading:
 always "System A", or at random.
 """
+
 from __future__ import annotations
 
 import math
@@ -21,7 +22,11 @@ from dataclasses import dataclass
 # correct but padded, a few words, confidently wrong. A reader who checks the reference ranks
 # them roughly in this order.
 DEMO_QUALITY: Mapping[str, float] = {
-    "thorough": 1.0, "concise": 0.8, "rambling": 0.2, "terse": -0.5, "wrong": -1.3,
+    "thorough": 1.0,
+    "concise": 0.8,
+    "rambling": 0.2,
+    "terse": -0.5,
+    "wrong": -1.3,
 }
 # How much one question shifts a system's apparent quality, shared by every worker.
 ITEM_SPREAD = 0.35
@@ -60,17 +65,19 @@ def make_crowd(*, seed: int, size: int, careless: int, failing: int = 1) -> list
     workers = []
     for i in range(size):
         is_careless = i >= size - careless
-        workers.append(SimWorker(
-            label=f"sim-worker-{i + 1:02d}",
-            sensitivity=rng.uniform(0.6, 1.4),
-            first_slot=_clip(rng.gauss(0.08, 0.06), 0.0, 0.3),
-            bandwagon=_clip(rng.gauss(0.15, 0.1), 0.0, 0.45),
-            attentional=_clip(rng.gauss(0.03, 0.03), 0.0, 0.1),
-            median_pair_s=rng.uniform(10.0, 22.0),
-            careless=CARELESS_KINDS[i % len(CARELESS_KINDS)] if is_careless else "",
-            fails_qualification=not is_careless and i >= size - careless - failing,
-            first_attempt_slip=not is_careless and rng.random() < 0.15,
-        ))
+        workers.append(
+            SimWorker(
+                label=f"sim-worker-{i + 1:02d}",
+                sensitivity=rng.uniform(0.6, 1.4),
+                first_slot=_clip(rng.gauss(0.08, 0.06), 0.0, 0.3),
+                bandwagon=_clip(rng.gauss(0.15, 0.1), 0.0, 0.45),
+                attentional=_clip(rng.gauss(0.03, 0.03), 0.0, 0.1),
+                median_pair_s=rng.uniform(10.0, 22.0),
+                careless=CARELESS_KINDS[i % len(CARELESS_KINDS)] if is_careless else "",
+                fails_qualification=not is_careless and i >= size - careless - failing,
+                first_attempt_slip=not is_careless and rng.random() < 0.15,
+            )
+        )
     return workers
 
 
@@ -80,8 +87,7 @@ def item_quality(*, seed: int, quality: Mapping[str, float], instruction: int, s
     return quality.get(system, 0.0) + offset
 
 
-def qualification_choices(worker: SimWorker, *, gold: Sequence[str], attempt: int,
-                          rng: random.Random) -> list[str]:
+def qualification_choices(worker: SimWorker, *, gold: Sequence[str], attempt: int, rng: random.Random) -> list[str]:
     """The worker's answers ("A"/"B") to the qualification items, whose right answers are ``gold``."""
     if worker.fails_qualification:
         return ["B" if g == "A" else "A" for g in gold]
@@ -94,8 +100,9 @@ def qualification_choices(worker: SimWorker, *, gold: Sequence[str], attempt: in
     return answers
 
 
-def choose_pair(worker: SimWorker, *, quality_a: float, quality_b: float, cue: Mapping[str, object],
-                rng: random.Random) -> str:
+def choose_pair(
+    worker: SimWorker, *, quality_a: float, quality_b: float, cue: Mapping[str, object], rng: random.Random
+) -> str:
     """The slot ("A" or "B") this worker picks for a pair shown with ``cue``."""
     if worker.careless == "always_a":
         return "A"
@@ -113,8 +120,9 @@ def choose_pair(worker: SimWorker, *, quality_a: float, quality_b: float, cue: M
     return "A" if rng.random() < p_a else "B"
 
 
-def rank_answers(worker: SimWorker, *, shown: Sequence[int], quality_of: Mapping[int, float],
-                 rng: random.Random) -> tuple[list[int], int]:
+def rank_answers(
+    worker: SimWorker, *, shown: Sequence[int], quality_of: Mapping[int, float], rng: random.Random
+) -> tuple[list[int], int]:
     """(response ids best first, how many sit above the "acceptable" bar) for a ranking task.
 
     Careful workers order by quality plus personal noise, drawn in id order so the ranking does

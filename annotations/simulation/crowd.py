@@ -9,6 +9,7 @@ cannot produce honestly is written afterwards, on the simulated rows alone: the 
 Idempotent: a worker who already holds work enters the same participant again, and a batch
 with all its places taken is never claimed, so a second run adds nothing.
 """
+
 from __future__ import annotations
 
 import random
@@ -64,24 +65,44 @@ class CrowdSummary:
 
     def describe(self) -> str:
         if not self.sittings:
-            return f"simulated crowd: every batch already has its raters ({self.workers} simulated workers); nothing added"
-        flags = "quality flags not computed (annotations.quality.flags missing)" if self.flagged is None \
+            return (
+                f"simulated crowd: every batch already has its raters ({self.workers} simulated workers); nothing added"
+            )
+        flags = (
+            "quality flags not computed (annotations.quality.flags missing)"
+            if self.flagged is None
             else f"{self.flagged} flagged"
-        return (f"simulated crowd: {self.workers} workers ({self.qualified} qualified), {self.sittings} batches "
-                f"answered ({self.submissions} answers), {self.approved} approved, {self.pending} left pending "
-                f"for review, {flags}")
+        )
+        return (
+            f"simulated crowd: {self.workers} workers ({self.qualified} qualified), {self.sittings} batches "
+            f"answered ({self.submissions} answers), {self.approved} approved, {self.pending} left pending "
+            f"for review, {flags}"
+        )
 
 
 def open_places(study: Study) -> int:
     """Places still free over the study's batches: the target overlap minus live work."""
-    live = dict(Assignment.objects.live().filter(batch__study=study).values("batch")
-                .annotate(n=Count("pk")).values_list("batch", "n"))
-    return sum(max(0, (overlap or study.overlap) - live.get(pk, 0))
-               for pk, overlap in Batch.objects.filter(study=study).values_list("pk", "overlap"))
+    live = dict(
+        Assignment.objects.live()
+        .filter(batch__study=study)
+        .values("batch")
+        .annotate(n=Count("pk"))
+        .values_list("batch", "n")
+    )
+    return sum(
+        max(0, (overlap or study.overlap) - live.get(pk, 0))
+        for pk, overlap in Batch.objects.filter(study=study).values_list("pk", "overlap")
+    )
 
 
-def simulate_crowd(*, study: Study, seed: int, size: int = CROWD_SIZE, careless: int = CARELESS,
-                   quality: Mapping[str, float] = DEMO_QUALITY) -> CrowdSummary:
+def simulate_crowd(
+    *,
+    study: Study,
+    seed: int,
+    size: int = CROWD_SIZE,
+    careless: int = CARELESS,
+    quality: Mapping[str, float] = DEMO_QUALITY,
+) -> CrowdSummary:
     """Fill every free place of ``study``'s batches with simulated workers (one transaction)."""
     crowd = make_crowd(seed=seed, size=size, careless=careless)
     since = timezone.now()
@@ -99,29 +120,38 @@ def simulate_crowd(*, study: Study, seed: int, size: int = CROWD_SIZE, careless:
             sittings += done
             if not done:
                 break
-        timeline.backdate(sittings=sittings, participants=participants.values(), seed=seed,
-                          lease_minutes=study.lease_minutes, since=since)
+        timeline.backdate(
+            sittings=sittings,
+            participants=participants.values(),
+            seed=seed,
+            lease_minutes=study.lease_minutes,
+            since=since,
+        )
         flagged = _flag(sittings)
         for sitting in sittings:
             if not sitting.worker.is_careless:  # careless work waits for a researcher's review
-                services.review_assignment(assignment=sitting.assignment, decision=Assignment.Review.APPROVED,
-                                           note="simulated worker: approved automatically by seed_demo")
+                services.review_assignment(
+                    assignment=sitting.assignment,
+                    decision=Assignment.Review.APPROVED,
+                    note="simulated worker: approved automatically by seed_demo",
+                )
     return _summary(study, sittings, flagged=flagged)
 
 
 def _enter_and_qualify(study: Study, worker: SimWorker, seed: int) -> Participant:
-    participant, _session = services.enter_study(
-        study=study, entry=Entry(Participant.Platform.CODE, worker.label, ""))
+    participant, _session = services.enter_study(study=study, entry=Entry(Participant.Platform.CODE, worker.label, ""))
     Participant.objects.filter(pk=participant.pk).update(label=worker.label, simulated=True)
     participant.label, participant.simulated = worker.label, True
     services.give_consent(participant=participant)
     items = sorted(QualificationItem.for_study(study), key=lambda item: item.position)
     rng = random.Random(f"{seed}:{worker.label}:qualification")
     while not participant.qualified and participant.qualification_attempts < study.qualification_attempts_allowed:
-        picks = qualification_choices(worker, gold=[item.gold for item in items],
-                                      attempt=participant.qualification_attempts, rng=rng)
-        services.grade_qualification(participant=participant,
-                                     choices={item.pk: pick for item, pick in zip(items, picks, strict=True)})
+        picks = qualification_choices(
+            worker, gold=[item.gold for item in items], attempt=participant.qualification_attempts, rng=rng
+        )
+        services.grade_qualification(
+            participant=participant, choices={item.pk: pick for item, pick in zip(items, picks, strict=True)}
+        )
     return participant
 
 
@@ -134,11 +164,13 @@ class _Content:
 
     @classmethod
     def load(cls, study: Study, seed: int, quality: Mapping[str, float]) -> _Content:
-        rows = Response.objects.filter(instruction__study=study).values_list("pk", "instruction__index",
-                                                                             "candidate__key")
+        rows = Response.objects.filter(instruction__study=study).values_list(
+            "pk", "instruction__index", "candidate__key"
+        )
         return cls(
-            quality={pk: item_quality(seed=seed, quality=quality, instruction=index, system=key)
-                     for pk, index, key in rows},
+            quality={
+                pk: item_quality(seed=seed, quality=quality, instruction=index, system=key) for pk, index, key in rows
+            },
             pairs=Pair.objects.filter(instruction__study=study).in_bulk(),
         )
 
@@ -160,21 +192,25 @@ def _sit(participant: Participant, worker: SimWorker, seed: int, content: _Conte
         assignment.mark_opened()  # as the task page does when it is shown
         token = answers.issue_token(assignment_id=assignment.pk, task_id=task.pk)
         values, choice = _answer(worker, assignment, task, content.quality, rng)
-        stored = services.submit_task(assignment=assignment, task=task, values=values, choice=choice,
-                                      token=token, client_ms=None)
+        stored = services.submit_task(
+            assignment=assignment, task=task, values=values, choice=choice, token=token, client_ms=None
+        )
         sitting.submissions.append((stored.pk, task.kind == Task.Kind.RANKING))
         # The page asks next_step; within one lease the next open task is all that can change.
         task = services.first_open_task(assignment)
     step = services.next_step(participant=participant, session_hash=session_hash, claim=False)
     if step.name != "completed":
-        raise ValidationError(f"simulated worker {worker.label} ended on {step.name!r}, not 'completed' "
-                              "(a study with surveys needs the simulation to answer them)")
+        raise ValidationError(
+            f"simulated worker {worker.label} ended on {step.name!r}, not 'completed' "
+            "(a study with surveys needs the simulation to answer them)"
+        )
     assignment.refresh_from_db()
     return sitting
 
 
-def _answer(worker: SimWorker, assignment: Assignment, task: Task, response_quality: dict[int, float],
-            rng: random.Random) -> tuple[list[str], str]:
+def _answer(
+    worker: SimWorker, assignment: Assignment, task: Task, response_quality: dict[int, float], rng: random.Random
+) -> tuple[list[str], str]:
     """What the worker posts: (ranking values, "") for a ranking, ([], slot) for a pair."""
     if task.kind == Task.Kind.RANKING:
         shown = services.shown_order(assignment=assignment, task=task, expected=task.expected_response_ids())
@@ -187,8 +223,9 @@ def _answer(worker: SimWorker, assignment: Assignment, task: Task, response_qual
     if task.role != Task.Role.ITEM and expected_slot in ("A", "B") and not worker.is_careless:
         return [], str(expected_slot)  # a careful worker reads the check and does what it asks
     slot_a, slot_b = task.slot_response_ids()
-    choice = choose_pair(worker, quality_a=response_quality[slot_a], quality_b=response_quality[slot_b],
-                         cue=task.cue or {}, rng=rng)
+    choice = choose_pair(
+        worker, quality_a=response_quality[slot_a], quality_b=response_quality[slot_b], cue=task.cue or {}, rng=rng
+    )
     return [], choice
 
 
@@ -209,9 +246,11 @@ def _summary(study: Study, sittings: list[Sitting], *, flagged: int | None) -> C
     simulated = Participant.objects.filter(study=study, simulated=True)
     work = Assignment.objects.filter(participant__in=simulated, status=Assignment.Status.SUBMITTED)
     return CrowdSummary(
-        workers=simulated.count(), qualified=simulated.filter(qualified=True).count(), sittings=len(sittings),
+        workers=simulated.count(),
+        qualified=simulated.filter(qualified=True).count(),
+        sittings=len(sittings),
         submissions=sum(len(s.submissions) for s in sittings),
         approved=work.filter(review=Assignment.Review.APPROVED).count(),
-        pending=work.filter(review=Assignment.Review.PENDING).count(), flagged=flagged,
+        pending=work.filter(review=Assignment.Review.PENDING).count(),
+        flagged=flagged,
     )
-

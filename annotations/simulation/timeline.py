@@ -6,6 +6,7 @@ a plausible history instead: they arrived some time in the last days, consented,
 their batches one after another with breaks, spending seconds per task as their pace says
 (``behaviour.task_seconds``). Only simulated rows are touched, with bulk UPDATEs.
 """
+
 from __future__ import annotations
 
 import random
@@ -26,8 +27,9 @@ ARRIVAL_WINDOW = timedelta(hours=40)
 EARLIEST_ARRIVAL = timedelta(days=3)
 
 
-def backdate(*, sittings: list[Sitting], participants: Iterable[Participant], seed: int, lease_minutes: int,
-             since: datetime) -> None:
+def backdate(
+    *, sittings: list[Sitting], participants: Iterable[Participant], seed: int, lease_minutes: int, since: datetime
+) -> None:
     """Rewrite the times of this run's simulated work; participants who entered at or after
     ``since`` get an arrival and consent time too."""
     now = timezone.now()
@@ -56,13 +58,13 @@ def backdate(*, sittings: list[Sitting], participants: Iterable[Participant], se
             # The server's span also holds the page load and the POST, so it is a little longer.
             server_ms = shown_ms + int(rng.uniform(150, 900))
             moment += timedelta(milliseconds=server_ms)
-            submissions.append(Submission(pk=pk, time_on_task_ms=shown_ms, server_time_ms=server_ms,
-                                          created_at=moment))
+            submissions.append(Submission(pk=pk, time_on_task_ms=shown_ms, server_time_ms=server_ms, created_at=moment))
         assignment.submitted_at = moment
         assignment.work_seconds = int((moment - started).total_seconds())
         assignment.leased_until = started + timedelta(minutes=lease_minutes)
         assignments.append(assignment)
         cursor[worker.label] = moment + timedelta(minutes=rng.uniform(3, 45))
     Submission.objects.bulk_update(submissions, ["time_on_task_ms", "server_time_ms", "created_at"], batch_size=500)
-    Assignment.objects.bulk_update(assignments, ["started_at", "opened_at", "submitted_at", "work_seconds",
-                                                 "leased_until"], batch_size=500)
+    Assignment.objects.bulk_update(
+        assignments, ["started_at", "opened_at", "submitted_at", "work_seconds", "leased_until"], batch_size=500
+    )

@@ -1,6 +1,7 @@
 """Researcher pages (staff only): the studies list and the study hub (content, settings, batches and
 progress, review summary, recruitment links, judge jobs, reports), batch generation and export.
 Reviewing work is annotations.views.review."""
+
 from __future__ import annotations
 
 import json
@@ -54,20 +55,25 @@ def _hub_context(request: HttpRequest, study: Study, **forms: object) -> dict:
     """Everything the hub shows; ``forms`` replaces a section's blank form by a bound, invalid one."""
     submitted = Assignment.objects.filter(batch__study=study, status=Assignment.Status.SUBMITTED)
     reviews = submitted.aggregate(
-        total=Count("pk"), pending=Count("pk", filter=Q(review=Assignment.Review.PENDING)),
+        total=Count("pk"),
+        pending=Count("pk", filter=Q(review=Assignment.Review.PENDING)),
         approved=Count("pk", filter=Q(review=Assignment.Review.APPROVED)),
         rejected=Count("pk", filter=Q(review=Assignment.Review.REJECTED)),
     )
     reviews["flagged"] = sum(1 for raw in submitted.values_list("flags", flat=True) if flags_of(raw))
     content = {
-        "instructions": study.instructions.count(), "candidates": study.candidates.count(),
+        "instructions": study.instructions.count(),
+        "candidates": study.candidates.count(),
         "responses": Response.objects.filter(instruction__study=study).count(),
         "pairs": Pair.objects.filter(instruction__study=study).count(),
         "gold_pairs": Pair.objects.filter(instruction__study=study, gold_response__isnull=False).count(),
     }
     progress = services.batch_progress(study=study)
     return {
-        "study": study, "content": content, "reviews": reviews, "progress": progress,
+        "study": study,
+        "content": content,
+        "reviews": reviews,
+        "progress": progress,
         "batch_summary": {"total": len(progress), "complete": sum(1 for p in progress if p.complete)},
         "form": forms.get("form") or GenerateBatchesForm(),
         "settings_form": forms.get("settings_form") or StudySettingsForm(instance=study),
@@ -119,8 +125,11 @@ def generate(request: HttpRequest, slug: str) -> HttpResponse:
         data = form.cleaned_data
         try:
             made = services.generate_design(
-                study=study, condition=data["condition"], seed=data.get("seed"),
-                pairs_per_batch=data.get("pairs_per_batch") or 15, letter_map=data.get("cobbler_design"),
+                study=study,
+                condition=data["condition"],
+                seed=data.get("seed"),
+                pairs_per_batch=data.get("pairs_per_batch") or 15,
+                letter_map=data.get("cobbler_design"),
             )
         except ValidationError as e:
             form.add_error(None, e)

@@ -1,5 +1,6 @@
 """Reviewing a study's submitted work (staff only): answers beside the pair, quality flags,
 filters, bulk approve or reject with a reason, and a lookup by a typed Prolific/MTurk id."""
+
 from __future__ import annotations
 
 from urllib.parse import urlencode
@@ -36,10 +37,17 @@ def _page_context(request: HttpRequest, study: Study, filters: dict[str, str], i
     page = Paginator(ids, PER_PAGE).get_page(request.GET.get("page"))
     entries = review_service.review_entries(study=study, assignment_ids=list(page.object_list))
     return {
-        "study": study, "filters": filters, "page": page, "entries": entries, "total": len(ids),
-        "filter_form": extra.pop("filter_form", None), "lookup_form": extra.pop("lookup_form", None) or LookupForm(),
-        "bulk_form": extra.pop("bulk_form", None) or ReviewDecisionForm(), "query": urlencode(filters),
-        "reasons": RejectReason.choices, **extra,
+        "study": study,
+        "filters": filters,
+        "page": page,
+        "entries": entries,
+        "total": len(ids),
+        "filter_form": extra.pop("filter_form", None),
+        "lookup_form": extra.pop("lookup_form", None) or LookupForm(),
+        "bulk_form": extra.pop("bulk_form", None) or ReviewDecisionForm(),
+        "query": urlencode(filters),
+        "reasons": RejectReason.choices,
+        **extra,
     }
 
 
@@ -66,12 +74,23 @@ def review_lookup(request: HttpRequest, slug: str) -> HttpResponse:
     filters = {"state": "all", "flag": "", "sort": "newest"}
     filter_form = ReviewFilterForm(flags=review_service.flag_choices(study=study))
     if not form.is_valid():
-        return render(request, PAGE, _page_context(request, study, filters, [], filter_form=filter_form,
-                                                   lookup_form=form), status=422)
+        return render(
+            request,
+            PAGE,
+            _page_context(request, study, filters, [], filter_form=filter_form, lookup_form=form),
+            status=422,
+        )
     people = review_service.matching_participants(study=study, typed_id=form.cleaned_data["platform_id"])
     ids = review_service.review_queue(study=study, participant_ids=[p.pk for p in people], **filters) if people else []
-    context = _page_context(request, study, filters, ids, filter_form=filter_form, lookup_form=LookupForm(),
-                            lookup={"participants": people, "found": bool(people)})
+    context = _page_context(
+        request,
+        study,
+        filters,
+        ids,
+        filter_form=filter_form,
+        lookup_form=LookupForm(),
+        lookup={"participants": people, "found": bool(people)},
+    )
     return render(request, PAGE, context)
 
 
@@ -87,16 +106,22 @@ def review_bulk(request: HttpRequest, slug: str) -> HttpResponse:
     if form.is_valid():
         data = form.cleaned_data
         try:
-            n = review_service.review_assignments(study=study, assignment_ids=data["assignment"], decision=data["decision"],
-                                                  reason=data["reason"], note=data["note"])
+            n = review_service.review_assignments(
+                study=study,
+                assignment_ids=data["assignment"],
+                decision=data["decision"],
+                reason=data["reason"],
+                note=data["note"],
+            )
         except ValidationError as e:
             form.add_error(None, e)
         else:
             messages.success(request, f"{n} submission{'s' if n != 1 else ''} {data['decision']}.")
             return redirect(_review_url(study, filters))
     ids = review_service.review_queue(study=study, **filters)
-    return render(request, PAGE, _page_context(request, study, filters, ids, filter_form=filter_form, bulk_form=form),
-                  status=422)
+    return render(
+        request, PAGE, _page_context(request, study, filters, ids, filter_form=filter_form, bulk_form=form), status=422
+    )
 
 
 @allow(Audience.RESEARCHER)
@@ -104,7 +129,9 @@ def review_bulk(request: HttpRequest, slug: str) -> HttpResponse:
 def review(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     """One decision on one submission; htmx swaps that submission's entry in place."""
     study = _get_study_for_user(request, slug)
-    assignment = get_object_or_404(Assignment.objects.select_related("participant", "batch"), pk=assignment_id, batch__study=study)
+    assignment = get_object_or_404(
+        Assignment.objects.select_related("participant", "batch"), pk=assignment_id, batch__study=study
+    )
     form = ReviewDecisionForm(request.POST)
     error = ""
     if not form.is_valid():

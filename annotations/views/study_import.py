@@ -9,6 +9,7 @@ Step 2 (POST ``study_import_confirm``): the stored files are read and checked ag
 imported in one transaction, into a new study owned by the uploader or a study of source
 'manual' the uploader manages (``Study.objects.manageable_by``).
 """
+
 from __future__ import annotations
 
 import secrets
@@ -80,8 +81,11 @@ class StudyUploadForm(forms.Form):
     responses = forms.FileField(help_text="responses.jsonl (required)")
     votes = forms.FileField(required=False, help_text="votes.jsonl (optional)")
     rankings = forms.FileField(required=False, help_text="rankings.jsonl (optional)")
-    replace = forms.ChoiceField(required=False, label="Replace study",
-                                help_text="a study of yours (source manual) to replace; empty: a new study")
+    replace = forms.ChoiceField(
+        required=False,
+        label="Replace study",
+        help_text="a study of yours (source manual) to replace; empty: a new study",
+    )
     slug = forms.SlugField(required=False, max_length=64, help_text="slug of the new study")
     name = forms.CharField(required=False, max_length=200)
 
@@ -151,15 +155,27 @@ def _target_summary(pending: dict) -> dict:
     study = Study.objects.filter(slug=pending["slug"]).first()
     if study is None:
         return {"new": True, "slug": pending["slug"], "name": pending["name"] or f"Imported study ({pending['slug']})"}
-    return {"new": False, "slug": study.slug, "name": pending["name"] or study.name,
-            "instructions": study.instructions.count(), "batches": study.batches.count()}
+    return {
+        "new": False,
+        "slug": study.slug,
+        "name": pending["name"] or study.name,
+        "instructions": study.instructions.count(),
+        "batches": study.batches.count(),
+    }
 
 
 def _preview(request: HttpRequest, form: StudyUploadForm, plan: StudyPlan, pending: dict) -> HttpResponse:
     files = [{"name": name, "lines": plan.lines.get(name), "sha256": plan.digests.get(name)} for name in FILES]
-    context = {"form": form, "plan": plan, "files": files, "counts": plan.counts() if plan.ok else None,
-               "by_condition": plan.votes_by_condition(), "target": _target_summary(pending),
-               "upload_id": pending["id"] if plan.ok else "", "max_bytes": max_upload_bytes()}
+    context = {
+        "form": form,
+        "plan": plan,
+        "files": files,
+        "counts": plan.counts() if plan.ok else None,
+        "by_condition": plan.votes_by_condition(),
+        "target": _target_summary(pending),
+        "upload_id": pending["id"] if plan.ok else "",
+        "max_bytes": max_upload_bytes(),
+    }
     return render(request, TEMPLATE, context, status=200 if plan.ok else 422)
 
 
@@ -171,8 +187,12 @@ def study_import(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         # Refused unread: more than the four files at their limit (plus the form fields).
         if int(request.META.get("CONTENT_LENGTH") or 0) > len(FIELD_OF) * max_upload_bytes() + (1 << 20):
-            return render(request, TEMPLATE, {"form": StudyUploadForm(user=request.user), "max_bytes":
-                          max_upload_bytes(), "too_large": True}, status=413)
+            return render(
+                request,
+                TEMPLATE,
+                {"form": StudyUploadForm(user=request.user), "max_bytes": max_upload_bytes(), "too_large": True},
+                status=413,
+            )
         request.upload_handlers.insert(0, limit)
     return _study_import(request, limit)
 
@@ -185,8 +205,12 @@ def _study_import(request: HttpRequest, limit: SizeLimit) -> HttpResponse:
         _sweep()
         data = form.cleaned_data
         upload_id = _store({field: data.get(field) for field in FIELD_OF.values()})
-        pending = {"id": upload_id, "slug": data["replace"] or data["slug"], "name": data["name"],
-                   "replace": bool(data["replace"])}
+        pending = {
+            "id": upload_id,
+            "slug": data["replace"] or data["slug"],
+            "name": data["name"],
+            "replace": bool(data["replace"]),
+        }
         plan = read_study(uploads_root() / upload_id)
         if not plan.ok:
             shutil.rmtree(uploads_root() / upload_id, ignore_errors=True)
@@ -220,7 +244,10 @@ def study_import_confirm(request: HttpRequest) -> HttpResponse:
         return redirect(reverse("annotations:study_import"))
     _discard(request)
     counts = report.counts()
-    messages.success(request, f"Imported into {slug}: {counts['instructions']} instructions, "
-                              f"{counts['responses']} responses, {counts['pairs']} pairs, "
-                              f"{counts['submissions']} human answers.")
+    messages.success(
+        request,
+        f"Imported into {slug}: {counts['instructions']} instructions, "
+        f"{counts['responses']} responses, {counts['pairs']} pairs, "
+        f"{counts['submissions']} human answers.",
+    )
     return redirect(reverse("annotations:study", args=[slug]))

@@ -3,6 +3,7 @@
 Workers have no account: the signed cookie of annotations.worker_session says who they
 are. Every page 404s assignments that are not the worker's own.
 """
+
 from __future__ import annotations
 
 import functools
@@ -130,14 +131,18 @@ def start(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     try:
         entry = services.parse_entry(request.GET)
     except ValidationError as e:
-        return render(request, "annotations/worker/no_session.html", {"study": study, "error": e.messages[0]}, status=400)
+        return render(
+            request, "annotations/worker/no_session.html", {"study": study, "error": e.messages[0]}, status=400
+        )
     if entry.platform == Participant.Platform.MTURK and _in_cross_site_frame(request):
         context = {"study": study, "url": request.get_full_path()}
         return _frameable_by_mturk(render(request, "annotations/worker/open_in_tab.html", context))
     try:
         participant, session_hash = services.enter_study(study=study, entry=entry)
     except ValidationError as e:
-        return render(request, "annotations/worker/no_session.html", {"study": study, "error": e.messages[0]}, status=400)
+        return render(
+            request, "annotations/worker/no_session.html", {"study": study, "error": e.messages[0]}, status=400
+        )
     response = redirect("annotations:work", slug)
     mturk = MTurkReturn(entry.mturk_host, entry.session_id) if entry.mturk_host else None
     remember_worker(response, study=study, participant=participant, session_hash=session_hash, mturk=mturk)
@@ -206,8 +211,12 @@ def qualify(request: HtmxHttpRequest, study: Study, participant: Participant, se
                 chosen, wrong = {}, []
     layout = services.qualification_layout(participant=participant, items=items)
     context = {
-        "study": study, "rows": [(item, chosen.get(item.pk, ""), swapped) for item, swapped in layout],
-        "wrong_ids": {i.pk for i in wrong} if reveal else set(), "reveal": reveal, "error": error, "chosen": chosen,
+        "study": study,
+        "rows": [(item, chosen.get(item.pk, ""), swapped) for item, swapped in layout],
+        "wrong_ids": {i.pk for i in wrong} if reveal else set(),
+        "reveal": reveal,
+        "error": error,
+        "chosen": chosen,
         "attempts_left": study.qualification_attempts_allowed - participant.qualification_attempts,
     }
     template = "annotations/worker/qualify.html" + ("#qualify-form" if request.htmx else "")
@@ -224,7 +233,9 @@ def work(request: HtmxHttpRequest, study: Study, participant: Participant, sessi
     return redirect(_step_url(study, step))
 
 
-def _task_context(study: Study, assignment: Assignment, task: Task, *, error: str = "", posted: dict | None = None) -> dict:
+def _task_context(
+    study: Study, assignment: Assignment, task: Task, *, error: str = "", posted: dict | None = None
+) -> dict:
     expected = task.expected_response_ids()
     order = services.shown_order(assignment=assignment, task=task, expected=expected)
     by_id = Response.objects.in_bulk(order)
@@ -234,12 +245,20 @@ def _task_context(study: Study, assignment: Assignment, task: Task, *, error: st
     )
     answered, total = counts["answered"], counts["total"]
     context = {
-        "study": study, "assignment": assignment, "task": task, "error": error,
-        "token": answers.issue_token(assignment_id=assignment.pk, task_id=task.pk), "answered": answered, "total": total,
-        "percent": int(100 * answered / total) if total else 0, "number": answered + 1,
+        "study": study,
+        "assignment": assignment,
+        "task": task,
+        "error": error,
+        "token": answers.issue_token(assignment_id=assignment.pk, task_id=task.pk),
+        "answered": answered,
+        "total": total,
+        "percent": int(100 * answered / total) if total else 0,
+        "number": answered + 1,
         "action": reverse("annotations:task", args=[study.slug, assignment.pk, task.position]),
-        "rationale_mode": study.rationale, "rationale_max": answers.RATIONALE_MAX_CHARS,
-        "rationale": (posted or {}).get("rationale", ""), "allow_ties": study.allow_ties,
+        "rationale_mode": study.rationale,
+        "rationale_max": answers.RATIONALE_MAX_CHARS,
+        "rationale": (posted or {}).get("rationale", ""),
+        "allow_ties": study.allow_ties,
     }
     if task.kind == Task.Kind.RANKING:
         context["answers"] = [(answer_letter(i), r) for i, r in enumerate(shown)]
@@ -255,21 +274,32 @@ def _task_context(study: Study, assignment: Assignment, task: Task, *, error: st
 @worker_view
 @require_http_methods(["GET", "POST"])
 def task(
-    request: HtmxHttpRequest, study: Study, participant: Participant, session_hash: str, assignment_id: int, position: int
+    request: HtmxHttpRequest,
+    study: Study,
+    participant: Participant,
+    session_hash: str,
+    assignment_id: int,
+    position: int,
 ) -> HttpResponse:
     # Another worker's assignment is a 404, not a 403: don't reveal that it exists.
     assignment = get_object_or_404(
         Assignment.objects.select_related("batch"), pk=assignment_id, participant=participant, batch__study=study
     )
-    task = get_object_or_404(Task.objects.select_related("instruction", "pair"), batch_id=assignment.batch_id, position=position)
+    task = get_object_or_404(
+        Task.objects.select_related("instruction", "pair"), batch_id=assignment.batch_id, position=position
+    )
     error = ""
     if request.method == "POST":
         token = request.POST.get("token", "")
         try:
             stored = services.submit_task(
-                assignment=assignment, task=task, values=request.POST.getlist("answer"),
-                choice=request.POST.get("choice", ""), token=token,
-                client_ms=request.POST.get("client_ms"), rationale=request.POST.get("rationale"),
+                assignment=assignment,
+                task=task,
+                values=request.POST.getlist("answer"),
+                choice=request.POST.get("choice", ""),
+                token=token,
+                client_ms=request.POST.get("client_ms"),
+                rationale=request.POST.get("rationale"),
             )
         except LeaseLost:
             return _go(request, reverse("annotations:done", args=[study.slug]))
@@ -300,7 +330,9 @@ def task(
 
 @worker_view
 @require_http_methods(["GET", "POST"])
-def survey(request: HtmxHttpRequest, study: Study, participant: Participant, session_hash: str, phase: str) -> HttpResponse:
+def survey(
+    request: HtmxHttpRequest, study: Study, participant: Participant, session_hash: str, phase: str
+) -> HttpResponse:
     """The pre-study (after a batch is claimed) or post-study (after the last task) questions.
 
     Shown only while the worker's step is this survey: Back to it after answering, a
@@ -317,7 +349,12 @@ def survey(request: HtmxHttpRequest, study: Study, participant: Participant, ses
         return _go(request, reverse("annotations:work", args=[study.slug]))
     if phase == "pre":
         step.assignment.mark_opened()  # the worker is at work: the study's lease applies
-    context = {"study": study, "phase": phase, "form": form, "action": reverse(f"annotations:{phase}-survey", args=[study.slug])}
+    context = {
+        "study": study,
+        "phase": phase,
+        "form": form,
+        "action": reverse(f"annotations:{phase}-survey", args=[study.slug]),
+    }
     template = "annotations/worker/survey.html" + ("#survey-form" if request.htmx else "")
     return render(request, template, context, status=422 if form.errors else 200)
 
@@ -340,8 +377,12 @@ def done(request: HtmxHttpRequest, study: Study, participant: Participant, sessi
     identity = request.worker_identity  # type: ignore[attr-defined]  # set by worker_view
     mturk = identity.mturk if participant.platform == Participant.Platform.MTURK else None
     context = {
-        "study": study, "outcome": step.name, "code": code, "redirect_url": redirect_url,
-        "redirect_seconds": DONE_REDIRECT_SECONDS, "mturk": mturk,
+        "study": study,
+        "outcome": step.name,
+        "code": code,
+        "redirect_url": redirect_url,
+        "redirect_seconds": DONE_REDIRECT_SECONDS,
+        "mturk": mturk,
     }
     response = render(request, "annotations/worker/done.html", context)
     if mturk is not None:

@@ -5,6 +5,7 @@ base URL against ``JUDGE_ALLOWED_HOSTS`` before any request carries the key, and
 same two error kinds with the same leading texts ("429 rate limited", "500 server error",
 "timeout", "connection error", "host not allowed: ..."), never containing the key.
 """
+
 from __future__ import annotations
 
 import threading
@@ -51,9 +52,13 @@ def _client(judge: JudgeSnapshot) -> openai.OpenAI:
     with _lock:
         if key not in _clients:
             # Our poller owns retries: a failed poll is simply tried again at the next poll.
-            _clients[key] = openai.OpenAI(base_url=judge.base_url, api_key=judge.api_key or "not-needed",
-                                          max_retries=0, timeout=timeout,
-                                          http_client=httpx2.Client(timeout=timeout))
+            _clients[key] = openai.OpenAI(
+                base_url=judge.base_url,
+                api_key=judge.api_key or "not-needed",
+                max_retries=0,
+                timeout=timeout,
+                http_client=httpx2.Client(timeout=timeout),
+            )
         return _clients[key]
 
 
@@ -87,12 +92,17 @@ def _status(batch: Any) -> BatchStatus:
     counts = batch.request_counts
     errors = ""
     if batch.errors and batch.errors.data:
-        errors = "; ".join(f"{e.code}: {e.message}" + (f" (line {e.line})" if e.line else "")
-                           for e in batch.errors.data[:3])
+        errors = "; ".join(
+            f"{e.code}: {e.message}" + (f" (line {e.line})" if e.line else "") for e in batch.errors.data[:3]
+        )
     return BatchStatus(
-        id=batch.id, status=batch.status, output_file_id=batch.output_file_id or "",
-        error_file_id=batch.error_file_id or "", total=counts.total if counts else 0,
-        completed=counts.completed if counts else 0, failed=counts.failed if counts else 0,
+        id=batch.id,
+        status=batch.status,
+        output_file_id=batch.output_file_id or "",
+        error_file_id=batch.error_file_id or "",
+        total=counts.total if counts else 0,
+        completed=counts.completed if counts else 0,
+        failed=counts.failed if counts else 0,
         errors=errors[:500],
     )
 
@@ -100,16 +110,21 @@ def _status(batch: Any) -> BatchStatus:
 def upload(judge: JudgeSnapshot, content: bytes, filename: str) -> str:
     """Upload a batch input file (purpose "batch"); returns its file id."""
     client = _client(judge)
-    stored = _call(judge, "upload", client.files.create, file=(filename, content, "application/jsonl"),
-                   purpose="batch")
+    stored = _call(judge, "upload", client.files.create, file=(filename, content, "application/jsonl"), purpose="batch")
     return stored.id
 
 
 def create(judge: JudgeSnapshot, input_file_id: str, metadata: dict[str, str] | None = None) -> BatchStatus:
     client = _client(judge)
-    batch = _call(judge, "create batch", client.batches.create, input_file_id=input_file_id,
-                  endpoint=ENDPOINT, completion_window=COMPLETION_WINDOW,
-                  metadata=metadata or openai.omit)
+    batch = _call(
+        judge,
+        "create batch",
+        client.batches.create,
+        input_file_id=input_file_id,
+        endpoint=ENDPOINT,
+        completion_window=COMPLETION_WINDOW,
+        metadata=metadata or openai.omit,
+    )
     return _status(batch)
 
 

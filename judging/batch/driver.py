@@ -14,6 +14,7 @@ on the job and on the row that carried it. Identical prompts (same cache key) sh
 the others take its answer from the cache through a synchronous chunk, free, as twins do in
 synchronous mode.
 """
+
 from __future__ import annotations
 
 import json
@@ -86,6 +87,7 @@ def _body(judge: Judge, request: Request) -> dict[str, Any]:
 
 # --- submit ----------------------------------------------------------------------------------
 
+
 def submit(job: Any) -> int:
     """Queue a submission of the job's free pending rows (what ``enqueue_pending`` calls in
     batch mode); returns 1 when one was queued, 0 when there is nothing to submit.
@@ -137,8 +139,12 @@ def submit_now(job: Any) -> BatchRun | None:
 def _free_rows(job: Any):  # a QuerySet of rows
     kind = kind_of(job)
     now = timezone.now()
-    return (kind.rows(job).filter(status="pending", batch__isnull=True)
-            .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)).order_by("pk"))
+    return (
+        kind.rows(job)
+        .filter(status="pending", batch__isnull=True)
+        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+        .order_by("pk")
+    )
 
 
 def _submit_one(job: Any, exclude: set[int]) -> tuple[BatchRun | None, set[int]]:
@@ -147,17 +153,27 @@ def _submit_one(job: Any, exclude: set[int]) -> tuple[BatchRun | None, set[int]]
     judge = job.judge
     with transaction.atomic():
         # Taking the rows is its own short transaction, so no two submitters take the same row.
-        ids = list(_free_rows(job).exclude(pk__in=exclude).select_for_update(skip_locked=True)
-                   .values_list("pk", flat=True)[: settings.BATCH_MAX_REQUESTS])
+        ids = list(
+            _free_rows(job)
+            .exclude(pk__in=exclude)
+            .select_for_update(skip_locked=True)
+            .values_list("pk", flat=True)[: settings.BATCH_MAX_REQUESTS]
+        )
         if not ids:
             return None, set()
         requests = kind.requests(job, kind.load(job, ids))
-        cached = set(CachedCompletion.objects.filter(key__in={r.cache_key for r in requests})
-                     .values_list("key", flat=True))
+        cached = set(
+            CachedCompletion.objects.filter(key__in={r.cache_key for r in requests}).values_list("key", flat=True)
+        )
         lines, size, to_sync = [], 0, [r.row.pk for r in requests if r.cache_key in cached]
         for line in plan_lines(r for r in requests if r.cache_key not in cached):
-            encoded = json.dumps(client.request_line(custom_id(kind.name, line.carrier), _body(judge, line.request)),
-                                 ensure_ascii=False).encode() + b"\n"
+            encoded = (
+                json.dumps(
+                    client.request_line(custom_id(kind.name, line.carrier), _body(judge, line.request)),
+                    ensure_ascii=False,
+                ).encode()
+                + b"\n"
+            )
             if lines and size + len(encoded) > settings.BATCH_MAX_BYTES:
                 break  # the rest waits for the next batch
             lines.append((line, encoded))
@@ -178,13 +194,13 @@ def _submit_one(job: Any, exclude: set[int]) -> tuple[BatchRun | None, set[int]]
     return _send(job, run, b"".join(encoded for _, encoded in lines), [line for line, _ in lines]), set(to_sync)
 
 
-
 def _affordable(job: Any, lines: list, estimates: list[Decimal]) -> tuple[list, list[Decimal]]:
     """The lines the budget still pays for; none left stops the job (BUDGET_EXHAUSTED)."""
     job_model = type(job)
     current = job_model.objects.select_for_update().get(pk=job.pk)
-    out = kind_of(job).rows(job).filter(status="pending", in_flight_usd__gt=0).aggregate(
-        usd=Sum("in_flight_usd"))["usd"] or Decimal(0)
+    out = kind_of(job).rows(job).filter(status="pending", in_flight_usd__gt=0).aggregate(usd=Sum("in_flight_usd"))[
+        "usd"
+    ] or Decimal(0)
     left = current.budget_left() - out
     taken = 0
     while taken < len(lines) and estimates[taken] <= left:
@@ -192,7 +208,8 @@ def _affordable(job: Any, lines: list, estimates: list[Decimal]) -> tuple[list, 
         taken += 1
     if taken == 0:
         job_model.objects.filter(pk=job.pk, status__in=job_model.ACTIVE).update(
-            status=job_model.Status.BUDGET_EXHAUSTED, finished_at=timezone.now())
+            status=job_model.Status.BUDGET_EXHAUSTED, finished_at=timezone.now()
+        )
     return lines[:taken], estimates[:taken]
 
 
@@ -221,8 +238,12 @@ def _send(job: Any, run: BatchRun, content: bytes, lines: list[Line]) -> BatchRu
         run.refresh_from_db()
         return run
     BatchRun.objects.filter(pk=run.pk).update(
-        state=State.SUBMITTED, provider_batch_id=status.id, provider_status=status.status,
-        submitted_at=timezone.now(), last_polled_at=timezone.now())
+        state=State.SUBMITTED,
+        provider_batch_id=status.id,
+        provider_status=status.status,
+        submitted_at=timezone.now(),
+        last_polled_at=timezone.now(),
+    )
     run.refresh_from_db()
     logger.info("job %s: batch %s submitted (%d requests) as %s", job.pk, run.pk, len(lines), status.id)
     from judging.batch.tasks import schedule_poll
@@ -235,17 +256,17 @@ def fail(job: Any, run: BatchRun, error: str) -> None:
     """A batch that will never answer: its rows leave it and go to synchronous calls, and its
     lines (counted when it was made) are no calls."""
     with transaction.atomic():
-        if BatchRun.objects.filter(pk=run.pk, state__in=(State.PREPARING, State.SUBMITTED)) \
-                .update(state=State.FAILED) == 0:
+        if (
+            BatchRun.objects.filter(pk=run.pk, state__in=(State.PREPARING, State.SUBMITTED)).update(state=State.FAILED)
+            == 0
+        ):
             return  # collected or failed already
         kind = kind_of(job)
         rows = kind.load(job, list(kind.rows(job).filter(batch=run, status="pending").values_list("pk", flat=True)))
         _uncount(job, [line.carrier for line in plan_lines(kind.requests(job, rows))] if rows else [])
         ids = _release(job, run, None)
-        BatchRun.objects.filter(pk=run.pk).update(state=State.FAILED, error=error[:2000],
-                                                  collected_at=timezone.now())
-    logger.warning("job %s: batch %s failed (%s); %d rows go to synchronous calls", job.pk, run.pk,
-                   error, len(ids))
+        BatchRun.objects.filter(pk=run.pk).update(state=State.FAILED, error=error[:2000], collected_at=timezone.now())
+    logger.warning("job %s: batch %s failed (%s); %d rows go to synchronous calls", job.pk, run.pk, error, len(ids))
 
 
 def _release(job: Any, run: BatchRun, only: set[int] | None) -> list[int]:
@@ -262,6 +283,7 @@ def _release(job: Any, run: BatchRun, only: set[int] | None) -> list[int]:
 
 
 # --- poll and collect ------------------------------------------------------------------------
+
 
 def poll(batch_run_id: int) -> str:
     """Ask the provider about one submitted batch; collect it when it is done. Returns the state.
@@ -287,8 +309,13 @@ def poll(batch_run_id: int) -> str:
         fail(job, run, f"poll: {exc}")
         return State.FAILED
     BatchRun.objects.filter(pk=run.pk).update(
-        provider_status=status.status, completed_count=status.completed, failed_count=status.failed,
-        request_count=status.total or run.request_count, last_polled_at=timezone.now(), error="")
+        provider_status=status.status,
+        completed_count=status.completed,
+        failed_count=status.failed,
+        request_count=status.total or run.request_count,
+        last_polled_at=timezone.now(),
+        error="",
+    )
     if not status.is_final:
         return State.SUBMITTED
     try:
@@ -303,8 +330,9 @@ def collect(batch_run_id: int, status: client.BatchStatus, snapshot: llm.JudgeSn
     output = client.content(snapshot, status.output_file_id) if status.output_file_id else b""
     errors = client.content(snapshot, status.error_file_id) if status.error_file_id else b""
     with transaction.atomic():
-        run = BatchRun.objects.select_for_update(skip_locked=True).filter(
-            pk=batch_run_id, state=State.SUBMITTED).first()
+        run = (
+            BatchRun.objects.select_for_update(skip_locked=True).filter(pk=batch_run_id, state=State.SUBMITTED).first()
+        )
         if run is None:
             return State.COLLECTED  # another poller holds it, or collected it already
         job = run.job
@@ -336,13 +364,21 @@ def collect(batch_run_id: int, status: client.BatchStatus, snapshot: llm.JudgeSn
         for error, ids in group_failures({pk: failed_ids[pk] for pk in released if pk in failed_ids}).items():
             kind.rows(job).filter(pk__in=ids).update(error=error[:500])
         if failed_ids:
-            type(job).objects.filter(pk=job.pk).update(last_error=next(iter(failed_ids.values()))[:500],
-                                                       last_error_at=timezone.now())
-        BatchRun.objects.filter(pk=run.pk).update(state=State.COLLECTED, collected_at=timezone.now(),
-                                                  error=status.errors)
+            type(job).objects.filter(pk=job.pk).update(
+                last_error=next(iter(failed_ids.values()))[:500], last_error_at=timezone.now()
+            )
+        BatchRun.objects.filter(pk=run.pk).update(
+            state=State.COLLECTED, collected_at=timezone.now(), error=status.errors
+        )
         transaction.on_commit(lambda: maybe_complete(type(job).objects.get(pk=job.pk)))
-    logger.info("job %s: batch %s collected: %d stored, %d failed (to synchronous calls), %d twins",
-                job.pk, run.pk, stored, len(failed_ids), len(twins))
+    logger.info(
+        "job %s: batch %s collected: %d stored, %d failed (to synchronous calls), %d twins",
+        job.pk,
+        run.pk,
+        stored,
+        len(failed_ids),
+        len(twins),
+    )
     return State.COLLECTED
 
 
@@ -372,8 +408,9 @@ def read_output(output: bytes, errors: bytes, *, prefix: str) -> tuple[dict[int,
                 body = response["body"]
                 text = body["choices"][0]["message"]["content"] or ""
                 usage = body.get("usage") or {}
-                answers[cid] = llm.Completion(text, int(usage.get("prompt_tokens") or 0),
-                                              int(usage.get("completion_tokens") or 0), 0)
+                answers[cid] = llm.Completion(
+                    text, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0), 0
+                )
             except (KeyError, IndexError, TypeError, ValueError):
                 failures[cid] = "malformed chat completion"
             continue
@@ -394,6 +431,7 @@ def _line_error(code: int | None, error: Any) -> str:
 
 # --- cancel ----------------------------------------------------------------------------------
 
+
 def cancel_batches(job: Any) -> int:
     """Ask the provider to cancel the job's submitted batches (their answers so far are kept)."""
     snapshot = llm.JudgeSnapshot.of(job.judge)
@@ -412,11 +450,19 @@ def cancel_batches(job: Any) -> int:
 def summary(job: Any) -> list[dict[str, Any]]:
     """The job's batches for its page and its API."""
     return [
-        {"id": run.pk, "state": run.state, "provider_status": run.provider_status,
-         "provider_batch_id": run.provider_batch_id, "requests": run.request_count,
-         "completed": run.completed_count, "failed": run.failed_count, "error": run.error,
-         "submitted_at": run.submitted_at, "last_polled_at": run.last_polled_at,
-         "collected_at": run.collected_at}
+        {
+            "id": run.pk,
+            "state": run.state,
+            "provider_status": run.provider_status,
+            "provider_batch_id": run.provider_batch_id,
+            "requests": run.request_count,
+            "completed": run.completed_count,
+            "failed": run.failed_count,
+            "error": run.error,
+            "submitted_at": run.submitted_at,
+            "last_polled_at": run.last_polled_at,
+            "collected_at": run.collected_at,
+        }
         for run in runs_of(job).order_by("pk")
     ]
 

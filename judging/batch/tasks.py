@@ -6,6 +6,7 @@ chain (after a worker restart, or by the sweeper) replaces the token, and a supe
 chain stops at its next wake, so polls never multiply. A chain lost with a killed worker
 is restarted when a worker comes up (``worker_ready``) and by the periodic sweeper.
 """
+
 from __future__ import annotations
 
 import logging
@@ -35,13 +36,15 @@ def schedule_poll(batch_run_id: int, *, countdown: float | None = None) -> str:
     """Start a (new) poll chain for a batch; an older chain for it stops at its next wake."""
     token = uuid.uuid4().hex
     cache.set(_token_key(batch_run_id), token, timeout=None)
-    poll_batch.apply_async((batch_run_id, token),
-                           countdown=settings.BATCH_POLL_SECONDS if countdown is None else countdown)
+    poll_batch.apply_async(
+        (batch_run_id, token), countdown=settings.BATCH_POLL_SECONDS if countdown is None else countdown
+    )
     return token
 
 
-@shared_task(name="judging.tasks.submit_batch", acks_late=True, autoretry_for=(OperationalError,),
-             max_retries=5, retry_backoff=2)
+@shared_task(
+    name="judging.tasks.submit_batch", acks_late=True, autoretry_for=(OperationalError,), max_retries=5, retry_backoff=2
+)
 def submit_batch(kind: str, job_id: int) -> int:
     """Submit the job's free pending rows as batches; returns the number of BatchRuns made."""
     from judging.batch import driver
@@ -55,8 +58,9 @@ def submit_batch(kind: str, job_id: int) -> int:
     return driver.runs_of(job).count() - before
 
 
-@shared_task(name="judging.tasks.poll_batch", acks_late=True, autoretry_for=(OperationalError,),
-             max_retries=5, retry_backoff=2)
+@shared_task(
+    name="judging.tasks.poll_batch", acks_late=True, autoretry_for=(OperationalError,), max_retries=5, retry_backoff=2
+)
 def poll_batch(batch_run_id: int, token: str = "") -> str:
     """Poll one batch; while it runs, come back in BATCH_POLL_SECONDS (same chain)."""
     from judging.batch import driver
@@ -86,12 +90,14 @@ def sweep_batches(stale_after: float | None = None) -> int:
     quiet = timedelta(seconds=max(3 * settings.BATCH_POLL_SECONDS, 60) if stale_after is None else stale_after)
     now = timezone.now()
     started = 0
-    for run_id in BatchRun.objects.filter(state=State.SUBMITTED, last_polled_at__lt=now - quiet) \
-            .values_list("pk", flat=True):
+    for run_id in BatchRun.objects.filter(state=State.SUBMITTED, last_polled_at__lt=now - quiet).values_list(
+        "pk", flat=True
+    ):
         schedule_poll(run_id, countdown=0)
         started += 1
-    for run in BatchRun.objects.filter(state=State.PREPARING, created_at__lt=now - PREPARING_GRACE,
-                                       provider_batch_id=""):
+    for run in BatchRun.objects.filter(
+        state=State.PREPARING, created_at__lt=now - PREPARING_GRACE, provider_batch_id=""
+    ):
         driver.fail(run.job, run, "the worker stopped before the batch was created")
     return started
 

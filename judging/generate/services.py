@@ -4,6 +4,7 @@ The calls themselves run on the judge runner (``judging.runner``: claims, retrie
 budget, pause/resume/cancel, batch mode); this module only plans the rows and, once the
 runner reports the job complete, writes the study side (``finish_generation_job``).
 """
+
 from __future__ import annotations
 
 import logging
@@ -23,20 +24,29 @@ from judging.services import JobError
 
 logger = logging.getLogger(__name__)
 # Settings a job may send with every request (on top of the model's own ``generation``).
-ALLOWED_PARAMS = frozenset({"max_tokens", "temperature", "top_p", "seed", "stop",
-                            "presence_penalty", "frequency_penalty"})
+ALLOWED_PARAMS = frozenset(
+    {"max_tokens", "temperature", "top_p", "seed", "stop", "presence_penalty", "frequency_penalty"}
+)
 _KEY = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 
 
 # --- start ---------------------------------------------------------------------------------
 
-def start_generation_job(*, study: Study, judge: Judge, candidate_key: str = "",
-                         params: dict[str, Any] | None = None, budget_usd: Decimal | None = None,
-                         pair_policy: str = GenerationJob.PairPolicy.ALL,
-                         pair_sample_size: int | None = None, seed: int = 0,
-                         mode: str = GenerationJob.Mode.SYNC,
-                         prompt_version: str = prompts.DEFAULT_VERSION,
-                         created_by: Any = None) -> GenerationJob:
+
+def start_generation_job(
+    *,
+    study: Study,
+    judge: Judge,
+    candidate_key: str = "",
+    params: dict[str, Any] | None = None,
+    budget_usd: Decimal | None = None,
+    pair_policy: str = GenerationJob.PairPolicy.ALL,
+    pair_sample_size: int | None = None,
+    seed: int = 0,
+    mode: str = GenerationJob.Mode.SYNC,
+    prompt_version: str = prompts.DEFAULT_VERSION,
+    created_by: Any = None,
+) -> GenerationJob:
     """Create the job with one Generation row per instruction still to answer, and enqueue it.
 
     Raises JobError (nothing written) on bad input: a model that may not generate (a
@@ -47,34 +57,62 @@ def start_generation_job(*, study: Study, judge: Judge, candidate_key: str = "",
     """
     key = _check_model_and_key(study=study, judge=judge, candidate_key=candidate_key)
     params = _check_params(params)
-    _check_options(pair_policy=pair_policy, pair_sample_size=pair_sample_size, mode=mode,
-                   budget_usd=budget_usd, prompt_version=prompt_version)
-    answered = set(Response.objects.filter(instruction__study=study, candidate__key=key)
-                   .values_list("instruction_id", flat=True))
+    _check_options(
+        pair_policy=pair_policy,
+        pair_sample_size=pair_sample_size,
+        mode=mode,
+        budget_usd=budget_usd,
+        prompt_version=prompt_version,
+    )
+    answered = set(
+        Response.objects.filter(instruction__study=study, candidate__key=key).values_list("instruction_id", flat=True)
+    )
     instructions = [i for i in study.instructions.order_by("index") if i.pk not in answered]
     if not instructions:
-        raise JobError(f"study {study.slug!r} has no instructions without an answer from "
-                       f"candidate {key!r}" if answered else f"study {study.slug!r} has no instructions")
+        raise JobError(
+            f"study {study.slug!r} has no instructions without an answer from candidate {key!r}"
+            if answered
+            else f"study {study.slug!r} has no instructions"
+        )
     if pair_policy == GenerationJob.PairPolicy.SAMPLE:
         possible = _possible_pairs(study, key, instructions)
         if pair_sample_size > possible:
-            raise JobError(f"pair sample size {pair_sample_size} is more than the {possible} "
-                           f"pairs the new answers can form")
+            raise JobError(
+                f"pair sample size {pair_sample_size} is more than the {possible} pairs the new answers can form"
+            )
     # What is sent: the model's own settings, then the job's (the job wins).
     sent = {**(judge.generation or {}), **params}
     with transaction.atomic():
         now = timezone.now()
         job = GenerationJob.objects.create(
-            study=study, judge=judge, candidate_key=key, params=params, prompt_version=prompt_version,
-            pair_policy=pair_policy, pair_sample_size=pair_sample_size, seed=seed, mode=mode,
-            budget_usd=budget_usd, created_by=created_by, status=GenerationJob.Status.RUNNING,
-            total=len(instructions), started_at=now, heartbeat_at=now,
+            study=study,
+            judge=judge,
+            candidate_key=key,
+            params=params,
+            prompt_version=prompt_version,
+            pair_policy=pair_policy,
+            pair_sample_size=pair_sample_size,
+            seed=seed,
+            mode=mode,
+            budget_usd=budget_usd,
+            created_by=created_by,
+            status=GenerationJob.Status.RUNNING,
+            total=len(instructions),
+            started_at=now,
+            heartbeat_at=now,
         )
         rows = []
         for instruction in instructions:
             messages = prompts.messages_for(instruction.text, version=prompt_version)
-            rows.append(Generation(job=job, instruction=instruction, messages=messages, params=sent,
-                                   prompt_hash=prompts.hash_of(messages)))
+            rows.append(
+                Generation(
+                    job=job,
+                    instruction=instruction,
+                    messages=messages,
+                    params=sent,
+                    prompt_hash=prompts.hash_of(messages),
+                )
+            )
         Generation.objects.bulk_create(rows)
         transaction.on_commit(lambda: _enqueue(job))
     logger.info("generation job %s: %s answers from %s on %s", job.pk, job.total, judge.name, study.slug)
@@ -89,20 +127,21 @@ def _enqueue(job: GenerationJob) -> None:
 
 def _check_model_and_key(*, study: Study, judge: Judge, candidate_key: str) -> str:
     if judge.kind != Judge.Kind.OPENAI:
-        raise JobError(f"model {judge.name!r} is a {judge.get_kind_display().lower()} and cannot "
-                       f"write answers")
+        raise JobError(f"model {judge.name!r} is a {judge.get_kind_display().lower()} and cannot write answers")
     if not judge.use_as_generator:
         raise JobError(f"model {judge.name!r} is not enabled as a generator (use_as_generator)")
     key = candidate_key or judge.name
     if not _KEY.match(key):
         raise JobError(f"candidate key {key!r} must be 1-64 letters, digits or _.:-")
     existing = Candidate.objects.filter(study=study, key=key).first()
-    if existing is not None and not GenerationJob.objects.filter(
-            study=study, judge=judge, candidate=existing).exists():
-        raise JobError(f"study {study.slug!r} already has a candidate {key!r} that {judge.name!r} "
-                       f"did not write; choose another candidate key")
-    if GenerationJob.objects.filter(study=study, candidate_key=key,
-                                    status__in=(*GenerationJob.ACTIVE, GenerationJob.Status.PAUSED)).exists():
+    if existing is not None and not GenerationJob.objects.filter(study=study, judge=judge, candidate=existing).exists():
+        raise JobError(
+            f"study {study.slug!r} already has a candidate {key!r} that {judge.name!r} "
+            f"did not write; choose another candidate key"
+        )
+    if GenerationJob.objects.filter(
+        study=study, candidate_key=key, status__in=(*GenerationJob.ACTIVE, GenerationJob.Status.PAUSED)
+    ).exists():
         raise JobError(f"a generation job for candidate {key!r} on {study.slug!r} is already under way")
     return key
 
@@ -113,14 +152,14 @@ def _check_params(params: dict[str, Any] | None) -> dict[str, Any]:
     if unknown:
         raise JobError(f"unknown generation setting {unknown[0]!r}; use {', '.join(sorted(ALLOWED_PARAMS))}")
     max_tokens = params.get("max_tokens")
-    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
-                                   or max_tokens < 1):
+    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
         raise JobError("max tokens must be a whole number of at least 1")
     return params
 
 
-def _check_options(*, pair_policy: str, pair_sample_size: int | None, mode: str,
-                   budget_usd: Decimal | None, prompt_version: str) -> None:
+def _check_options(
+    *, pair_policy: str, pair_sample_size: int | None, mode: str, budget_usd: Decimal | None, prompt_version: str
+) -> None:
     if pair_policy not in GenerationJob.PairPolicy.values:
         raise JobError(f"unknown pair policy {pair_policy!r}; use {', '.join(GenerationJob.PairPolicy.values)}")
     if pair_policy == GenerationJob.PairPolicy.SAMPLE:
@@ -142,6 +181,7 @@ def _possible_pairs(study: Study, key: str, instructions: list[Instruction]) -> 
 
 # --- finish --------------------------------------------------------------------------------
 
+
 def finish_generation_job(job: GenerationJob) -> GenerationJob:
     """Turn the job's stored answers into Responses of its candidate and extend the pairs.
 
@@ -152,34 +192,42 @@ def finish_generation_job(job: GenerationJob) -> GenerationJob:
     """
     with transaction.atomic():
         job = GenerationJob.objects.select_for_update().select_related("judge", "study").get(pk=job.pk)
-        fresh = list(job.generations.filter(status=Generation.Status.DONE, response__isnull=True)
-                     .select_related("instruction").order_by("instruction__index"))
+        fresh = list(
+            job.generations.filter(status=Generation.Status.DONE, response__isnull=True)
+            .select_related("instruction")
+            .order_by("instruction__index")
+        )
         if not fresh:
             return job  # nothing new (a repeat call, or every answer failed: no empty candidate)
         candidate = _candidate(job)
         responses = _responses(job, candidate, fresh)
         pairs = extend_pairs(job, candidate, responses)
         GenerationJob.objects.filter(pk=job.pk).update(
-            candidate=candidate, responses_created=F("responses_created") + len(responses),
-            pairs_created=F("pairs_created") + pairs)
+            candidate=candidate,
+            responses_created=F("responses_created") + len(responses),
+            pairs_created=F("pairs_created") + pairs,
+        )
     job.refresh_from_db()
-    logger.info("generation job %s: candidate %s, %d responses, %d pairs", job.pk, candidate.key,
-                len(responses), pairs)
+    logger.info("generation job %s: candidate %s, %d responses, %d pairs", job.pk, candidate.key, len(responses), pairs)
     return job
 
 
 def is_finalised(job: GenerationJob) -> bool:
     """Completed and every stored answer is a Response (finish_generation_job has run)."""
-    return (job.status == GenerationJob.Status.COMPLETED
-            and not job.generations.filter(status=Generation.Status.DONE, response__isnull=True).exists())
+    return (
+        job.status == GenerationJob.Status.COMPLETED
+        and not job.generations.filter(status=Generation.Status.DONE, response__isnull=True).exists()
+    )
 
 
 def _candidate(job: GenerationJob) -> Candidate:
     # Last in the study's canonical order, so its responses are pairs' ``response_b``.
     last = Candidate.objects.filter(study=job.study).aggregate(m=Max("position"))["m"]
     candidate, _ = Candidate.objects.get_or_create(
-        study=job.study, key=job.candidate_key,
-        defaults={"name": job.judge.name, "position": 0 if last is None else last + 1})
+        study=job.study,
+        key=job.candidate_key,
+        defaults={"name": job.judge.name, "position": 0 if last is None else last + 1},
+    )
     return candidate
 
 
@@ -187,11 +235,19 @@ def provenance(job: GenerationJob, row: Generation) -> dict[str, Any]:
     """What a response records about how it was made (shown with the response)."""
     judge = job.judge
     return {
-        "model": judge.name, "model_id": judge.model, "base_url": judge.base_url,
-        "params": row.params, "prompt_version": job.prompt_version, "prompt_hash": row.prompt_hash,
-        "messages": row.messages, "mode": job.mode, "job": job.pk,
+        "model": judge.name,
+        "model_id": judge.model,
+        "base_url": judge.base_url,
+        "params": row.params,
+        "prompt_version": job.prompt_version,
+        "prompt_hash": row.prompt_hash,
+        "messages": row.messages,
+        "mode": job.mode,
+        "job": job.pk,
         "generated_at": (row.completed_at or timezone.now()).isoformat(),
-        "tokens_in": row.tokens_in, "tokens_out": row.tokens_out, "cached": row.cached,
+        "tokens_in": row.tokens_in,
+        "tokens_out": row.tokens_out,
+        "cached": row.cached,
     }
 
 
@@ -203,8 +259,9 @@ def _responses(job: GenerationJob, candidate: Candidate, rows: list[Generation])
             # Answered meanwhile (another job): keep the text judgments may already have seen.
             Generation.objects.filter(pk=row.pk).update(response_id=taken[row.instruction_id])
             continue
-        response = Response.objects.create(instruction=row.instruction, candidate=candidate,
-                                           text=row.raw_text, provenance=provenance(job, row))
+        response = Response.objects.create(
+            instruction=row.instruction, candidate=candidate, text=row.raw_text, provenance=provenance(job, row)
+        )
         Generation.objects.filter(pk=row.pk).update(response=response)
         made.append(response)
     return made
@@ -219,8 +276,11 @@ def extend_pairs(job: GenerationJob, candidate: Candidate, responses: list[Respo
     """
     if job.pair_policy == GenerationJob.PairPolicy.NONE or not responses:
         return 0
-    others = (Response.objects.filter(instruction__in=[r.instruction_id for r in responses])
-              .exclude(candidate=candidate).select_related("candidate", "instruction"))
+    others = (
+        Response.objects.filter(instruction__in=[r.instruction_id for r in responses])
+        .exclude(candidate=candidate)
+        .select_related("candidate", "instruction")
+    )
     by_instruction: dict[int, list[Response]] = {}
     for other in others:
         by_instruction.setdefault(other.instruction_id, []).append(other)
@@ -232,10 +292,8 @@ def extend_pairs(job: GenerationJob, candidate: Candidate, responses: list[Respo
     if job.pair_policy == GenerationJob.PairPolicy.SAMPLE:
         # A resumed job's later answers only fill what the sample still lacks.
         size = max(0, min((job.pair_sample_size or 0) - job.pairs_created, len(options)))
-        options = sorted(random.Random(f"pair-sample:{job.seed}").sample(options, size),
-                         key=lambda option: option[0])
-    known = set(Pair.objects.filter(instruction__in=by_instruction)
-                .values_list("response_a_id", "response_b_id"))
+        options = sorted(random.Random(f"pair-sample:{job.seed}").sample(options, size), key=lambda option: option[0])
+    known = set(Pair.objects.filter(instruction__in=by_instruction).values_list("response_a_id", "response_b_id"))
     order = {c.pk: (c.position, c.key) for c in Candidate.objects.filter(study=job.study)}
     new = []
     for _key, mine, other in options:
@@ -249,10 +307,16 @@ def extend_pairs(job: GenerationJob, candidate: Candidate, responses: list[Respo
 
 # --- egocentric --------------------------------------------------------------------------
 
+
 def own_candidate_key(*, study: Study, judge: Judge) -> str:
     """The study's candidate this registered model wrote (its latest completed generation job),
     else the model's manual ``self_candidate_key``; "" when it has none."""
-    key = (GenerationJob.objects.filter(study=study, judge=judge, status=GenerationJob.Status.COMPLETED,
-                                        candidate__isnull=False)
-           .order_by("-finished_at", "-pk").values_list("candidate__key", flat=True).first())
+    key = (
+        GenerationJob.objects.filter(
+            study=study, judge=judge, status=GenerationJob.Status.COMPLETED, candidate__isnull=False
+        )
+        .order_by("-finished_at", "-pk")
+        .values_list("candidate__key", flat=True)
+        .first()
+    )
     return key or judge.self_candidate_key

@@ -1,4 +1,5 @@
 """Registered models, their judge and generation jobs, and every single call they made."""
+
 from __future__ import annotations
 
 from judging.models.batch import BatchRun
@@ -8,5 +9,15 @@ from judging.models.jobs import AggregateJudgment, JudgeJob, Judgment
 from judging.models.judges import Judge
 from judging.models.work import LLMJob, WorkRow
 
-__all__ = ("AggregateJudgment", "BatchRun", "CachedCompletion", "Generation", "GenerationJob", "Judge",
-           "JudgeJob", "Judgment", "LLMJob", "WorkRow")
+__all__ = (
+    "AggregateJudgment",
+    "BatchRun",
+    "CachedCompletion",
+    "Generation",
+    "GenerationJob",
+    "Judge",
+    "JudgeJob",
+    "Judgment",
+    "LLMJob",
+    "WorkRow",
+)

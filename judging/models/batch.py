@@ -22,10 +22,10 @@ class BatchRun(models.Model):
         COLLECTED = "collected"
         FAILED = "failed"
 
-    judge_job = models.ForeignKey("judging.JudgeJob", models.CASCADE, null=True, blank=True,
-                                  related_name="batches")
-    generation_job = models.ForeignKey("judging.GenerationJob", models.CASCADE, null=True, blank=True,
-                                       related_name="batches")
+    judge_job = models.ForeignKey("judging.JudgeJob", models.CASCADE, null=True, blank=True, related_name="batches")
+    generation_job = models.ForeignKey(
+        "judging.GenerationJob", models.CASCADE, null=True, blank=True, related_name="batches"
+    )
     state = models.CharField(max_length=12, choices=State, default=State.PREPARING)
     provider_status = models.CharField(max_length=32, blank=True)  # validating, in_progress...
     provider_batch_id = models.CharField(max_length=200, blank=True)
@@ -44,8 +44,10 @@ class BatchRun(models.Model):
     class Meta:
         constraints = [
             models.CheckConstraint(
-                condition=(Q(judge_job__isnull=False, generation_job__isnull=True)
-                           | Q(judge_job__isnull=True, generation_job__isnull=False)),
+                condition=(
+                    Q(judge_job__isnull=False, generation_job__isnull=True)
+                    | Q(judge_job__isnull=True, generation_job__isnull=False)
+                ),
                 name="batch_belongs_to_one_job",
             ),
         ]

@@ -28,8 +28,9 @@ class GenerationJob(LLMJob):
         NONE = "none", "Do not add pairs"
 
     study = models.ForeignKey(Study, models.CASCADE, related_name="generation_jobs")
-    judge = models.ForeignKey(Judge, models.PROTECT, related_name="generation_jobs",
-                              help_text="The registered model that writes the answers.")
+    judge = models.ForeignKey(
+        Judge, models.PROTECT, related_name="generation_jobs", help_text="The registered model that writes the answers."
+    )
     candidate_key = models.CharField(max_length=64)
     # Settings sent with every request (max_tokens, temperature...) and the prompt version
     # that turns an instruction into messages; both are also copied onto every Generation.

@@ -72,16 +72,12 @@ class Judgment(WorkRow):
     prompt_hash = models.CharField(max_length=64, blank=True)
     # The slot chosen: "first" / "second" ("" when invalid or not yet judged).
     choice = models.CharField(max_length=8, blank=True)
-    chosen_response = models.ForeignKey(
-        Response, models.CASCADE, null=True, blank=True, related_name="+"
-    )
+    chosen_response = models.ForeignKey(Response, models.CASCADE, null=True, blank=True, related_name="+")
     valid = models.BooleanField(default=False)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["job", "pair", "condition", "presentation"], name="one_judgment_per_call"
-            ),
+            models.UniqueConstraint(fields=["job", "pair", "condition", "presentation"], name="one_judgment_per_call"),
         ]
         indexes = [models.Index(fields=["job", "status"])]
 

@@ -43,8 +43,7 @@ class JudgeQuerySet(models.QuerySet):
     """
 
     def usable_by(self, user: object) -> JudgeQuerySet:
-        if not (user is not None and getattr(user, "is_authenticated", False) and user.is_active
-                and user.is_staff):
+        if not (user is not None and getattr(user, "is_authenticated", False) and user.is_active and user.is_staff):
             return self.none()
         if user.is_superuser:
             return self
@@ -52,8 +51,7 @@ class JudgeQuerySet(models.QuerySet):
         return self.filter(pk__in=Judge.objects.filter(visible).values("pk"))
 
     def editable_by(self, user: object) -> JudgeQuerySet:
-        if not (user is not None and getattr(user, "is_authenticated", False) and user.is_active
-                and user.is_staff):
+        if not (user is not None and getattr(user, "is_authenticated", False) and user.is_active and user.is_staff):
             return self.none()
         return self if user.is_superuser else self.filter(owner=user)
 
@@ -88,11 +86,14 @@ class Judge(models.Model):
     api_key_env = models.CharField(max_length=100, blank=True, validators=[validate_api_key_env])
     api_key_encrypted = models.TextField(blank=True)
     # Private to its owner unless shared (with everyone, or with named users); no owner = public.
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, models.PROTECT, null=True, blank=True,
-                              related_name="judges")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, models.PROTECT, null=True, blank=True, related_name="judges")
     is_shared = models.BooleanField(default=False, help_text="Every researcher may use this judge.")
-    shared_with = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="shared_judges",
-                                         help_text="Researchers who may use this judge.")
+    shared_with = models.ManyToManyField(
+        settings.AUTH_USER_MODEL,
+        blank=True,
+        related_name="shared_judges",
+        help_text="Researchers who may use this judge.",
+    )
     # Generation settings passed to chat.completions.create (temperature, max_tokens, ...).
     generation = models.JSONField(default=dict, blank=True)
     max_concurrency = models.PositiveIntegerField(default=8)
@@ -115,7 +116,8 @@ class Judge(models.Model):
     # Roles in the registry: a judge, a candidate answer generator, or both.
     use_as_judge = models.BooleanField(default=True, help_text="May be used to judge pairs.")
     use_as_generator = models.BooleanField(
-        default=True, help_text="May write candidate answers for a study's instructions.")
+        default=True, help_text="May write candidate answers for a study's instructions."
+    )
     # Provider limits shared by every worker process (0 = no limit): requests and tokens
     # per minute, enforced by a token bucket in Redis (the database in embedded mode).
     tokens_per_minute = models.PositiveIntegerField(default=0)
@@ -134,8 +136,7 @@ class Judge(models.Model):
         loaded = getattr(self, "_loaded", {})
         update_fields = kwargs.get("update_fields")
         writes_url = update_fields is None or "base_url" in update_fields
-        if (writes_url and "base_url" in loaded
-                and self.base_url.rstrip("/") != loaded["base_url"].rstrip("/")):
+        if writes_url and "base_url" in loaded and self.base_url.rstrip("/") != loaded["base_url"].rstrip("/"):
             if self.api_key_encrypted == loaded.get("api_key_encrypted"):
                 self.api_key_encrypted = ""
             if self.api_key_env == loaded.get("api_key_env"):
@@ -143,14 +144,18 @@ class Judge(models.Model):
             if update_fields is not None:
                 kwargs["update_fields"] = {*update_fields, "api_key_encrypted", "api_key_env"}
         super().save(*args, **kwargs)
-        self._loaded = {"base_url": self.base_url, "api_key_env": self.api_key_env,
-                        "api_key_encrypted": self.api_key_encrypted}
+        self._loaded = {
+            "base_url": self.base_url,
+            "api_key_env": self.api_key_env,
+            "api_key_encrypted": self.api_key_encrypted,
+        }
 
     @classmethod
     def from_db(cls, db, field_names, values):  # Django's signature
         judge = super().from_db(db, field_names, values)
-        judge._loaded = {f: getattr(judge, f) for f in ("base_url", "api_key_env", "api_key_encrypted")
-                         if f in field_names}
+        judge._loaded = {
+            f: getattr(judge, f) for f in ("base_url", "api_key_env", "api_key_encrypted") if f in field_names
+        }
         return judge
 
     def is_private(self) -> bool:
@@ -201,6 +206,5 @@ class Judge(models.Model):
         if batch:
             half = Decimal("0.5")
             price_in = self.batch_price_in_per_1k if self.batch_price_in_per_1k is not None else price_in * half
-            price_out = (self.batch_price_out_per_1k if self.batch_price_out_per_1k is not None
-                         else price_out * half)
+            price_out = self.batch_price_out_per_1k if self.batch_price_out_per_1k is not None else price_out * half
         return (price_in * tokens_in + price_out * tokens_out) / Decimal(1000)

@@ -5,6 +5,7 @@ and its rows subclassing ``WorkRow``. Judge jobs (``Judgment`` rows) and generat
 (``Generation`` rows) therefore get the same claims, retries, cache, budget, pause, resume,
 cancel, batch mode and live progress.
 """
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -55,9 +56,7 @@ class LLMJob(models.Model):
     last_error_at = models.DateTimeField(null=True, blank=True)
     # Last time a worker stored results; the sweeper re-enqueues work of silent jobs.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
-    )
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -74,9 +73,7 @@ class LLMJob(models.Model):
 
     def transition(self, from_states: tuple[str, ...], to: str, **extra: object) -> bool:
         # Conditional UPDATE: of a pause and a completion racing, exactly one wins.
-        changed = type(self).objects.filter(pk=self.pk, status__in=from_states).update(
-            status=to, **extra
-        )
+        changed = type(self).objects.filter(pk=self.pk, status__in=from_states).update(status=to, **extra)
         self.refresh_from_db()
         return bool(changed)
 
@@ -86,15 +83,18 @@ class LLMJob(models.Model):
 
     def cancel(self) -> bool:
         """Stop for good (resume is still allowed). Idempotent."""
-        return self.transition(
-            (*self.ACTIVE, self.Status.PAUSED), self.Status.CANCELLED, finished_at=timezone.now()
-        )
+        return self.transition((*self.ACTIVE, self.Status.PAUSED), self.Status.CANCELLED, finished_at=timezone.now())
 
     def mark_running(self) -> bool:
         """PAUSED/CANCELLED/BUDGET_EXHAUSTED/FAILED/QUEUED -> RUNNING (the caller enqueues)."""
         return self.transition(
-            (self.Status.QUEUED, self.Status.PAUSED, self.Status.CANCELLED,
-             self.Status.BUDGET_EXHAUSTED, self.Status.FAILED),
+            (
+                self.Status.QUEUED,
+                self.Status.PAUSED,
+                self.Status.CANCELLED,
+                self.Status.BUDGET_EXHAUSTED,
+                self.Status.FAILED,
+            ),
             self.Status.RUNNING,
             finished_at=None,
             started_at=self.started_at or timezone.now(),
@@ -118,7 +118,10 @@ class LLMJob(models.Model):
             if not self.is_finished and rate > 0:
                 eta = (self.total - finished) / rate
         return {
-            "finished": finished, "percent": round(percent, 1), "rate": rate, "eta": eta,
+            "finished": finished,
+            "percent": round(percent, 1),
+            "rate": rate,
+            "eta": eta,
             "pending": self.total - finished,
         }
 
@@ -153,8 +156,7 @@ class WorkRow(models.Model):
     claimed_until = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
     # In batch mode: the BatchRun that carries this row's request, while it is out.
-    batch = models.ForeignKey("judging.BatchRun", models.SET_NULL, null=True, blank=True,
-                              related_name="+")
+    batch = models.ForeignKey("judging.BatchRun", models.SET_NULL, null=True, blank=True, related_name="+")
 
     class Meta:
         abstract = True

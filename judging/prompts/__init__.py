@@ -4,6 +4,7 @@ A template is data: changing a wording means adding a new version file, so every
 job can record exactly which wording its judge saw (``JudgeJob.prompt_version``)
 and every judgment the hash of its messages (``Judgment.prompt_hash``).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -71,11 +72,31 @@ def _cue_sentence(t: dict[str, Any], condition: str, cue: dict[str, Any]) -> str
     return ""
 
 
-def _echo_strings(t: dict[str, Any], *, block: str, instruction: str, reference: str,
-                  texts: tuple[str, str], format_lines: list[str], cue: dict[str, Any]) -> list[str]:
+def _echo_strings(
+    t: dict[str, Any],
+    *,
+    block: str,
+    instruction: str,
+    reference: str,
+    texts: tuple[str, str],
+    format_lines: list[str],
+    cue: dict[str, Any],
+) -> list[str]:
     percent = cue.get("percent", 85)
-    out = [block, "Instruction:", instruction, "###", "<|prompter|>", "<|endoftext|>",
-           "<|assistant|>", *format_lines, t["question"], reference, *texts, "(You)"]
+    out = [
+        block,
+        "Instruction:",
+        instruction,
+        "###",
+        "<|prompter|>",
+        "<|endoftext|>",
+        "<|assistant|>",
+        *format_lines,
+        t["question"],
+        reference,
+        *texts,
+        "(You)",
+    ]
     for label in t["labels"]:
         out.append(t["cues"]["bandwagon"].format(percent=percent, label=label))
         out.append(t["cues"]["selective"].format(label=label))
@@ -84,8 +105,16 @@ def _echo_strings(t: dict[str, Any], *, block: str, instruction: str, reference:
     return sorted({s for s in out if s}, key=len, reverse=True)
 
 
-def render(*, version: str, condition: str, instruction: str, reference: str,
-           first_text: str, second_text: str, cue: dict[str, Any] | None = None) -> RenderedPrompt:
+def render(
+    *,
+    version: str,
+    condition: str,
+    instruction: str,
+    reference: str,
+    first_text: str,
+    second_text: str,
+    cue: dict[str, Any] | None = None,
+) -> RenderedPrompt:
     """Build the chat messages for one judgment (cobbler-method.md section 4 slots 1-6)."""
     t = load_template(version)
     cue = cue or {}
@@ -97,13 +126,17 @@ def render(*, version: str, condition: str, instruction: str, reference: str,
         if self_slot and not (t["self_suffix_only_second"] and self_slot == "first"):
             i = 0 if self_slot == "first" else 1
             shown[i] = names[i] + t["self_suffix"]
-        lines = [t["named_slot_line"].format(name=shown[0], response=first_text),
-                 t["named_slot_line"].format(name=shown[1], response=second_text)]
+        lines = [
+            t["named_slot_line"].format(name=shown[0], response=first_text),
+            t["named_slot_line"].format(name=shown[1], response=second_text),
+        ]
         labels = (f"Model {names[0]}", f"Model {names[1]}")
         format_lines = [t["named_format"], t["no_explanation"]]
     else:
-        lines = [t["slot_line"].format(label=t["labels"][0], response=first_text),
-                 t["slot_line"].format(label=t["labels"][1], response=second_text)]
+        lines = [
+            t["slot_line"].format(label=t["labels"][0], response=first_text),
+            t["slot_line"].format(label=t["labels"][1], response=second_text),
+        ]
         labels = (f"System {t['labels'][0]}", f"System {t['labels'][1]}")
         format_lines = [t["format"], t["no_explanation"]]
     if condition == "selective":
@@ -121,9 +154,17 @@ def render(*, version: str, condition: str, instruction: str, reference: str,
         {"role": "system", "content": t["system"]},
         {"role": "user", "content": "\n".join(parts)},
     ]
+
     def echo() -> list[str]:
-        return _echo_strings(t, block=block, instruction=instruction, reference=reference,
-                             texts=(first_text, second_text), format_lines=format_lines, cue=cue)
+        return _echo_strings(
+            t,
+            block=block,
+            instruction=instruction,
+            reference=reference,
+            texts=(first_text, second_text),
+            format_lines=format_lines,
+            cue=cue,
+        )
 
     return RenderedPrompt(messages=messages, answer_labels=labels, _echo=echo)
 

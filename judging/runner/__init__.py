@@ -6,6 +6,7 @@ Modules: ``work`` (what differs per job type: rows -> requests, answers -> rows)
 buckets, adaptive concurrency, chunks per model), ``store`` (counting before sending,
 storing once), ``chunk`` (one Celery chunk), ``dispatch`` (queueing, completion).
 """
+
 from __future__ import annotations
 
 from judging.runner.chunk import run_chunk
@@ -13,5 +14,16 @@ from judging.runner.dispatch import enqueue_pending, enqueue_sync, maybe_complet
 from judging.runner.store import store_results
 from judging.runner.work import Request, Result, WorkKind, generation_cache_key, kind_of, llm_cache_key
 
-__all__ = ["Request", "Result", "WorkKind", "enqueue_pending", "enqueue_sync", "generation_cache_key",
-           "kind_of", "llm_cache_key", "maybe_complete", "run_chunk", "store_results"]
+__all__ = [
+    "Request",
+    "Result",
+    "WorkKind",
+    "enqueue_pending",
+    "enqueue_sync",
+    "generation_cache_key",
+    "kind_of",
+    "llm_cache_key",
+    "maybe_complete",
+    "run_chunk",
+    "store_results",
+]

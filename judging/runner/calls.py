@@ -5,6 +5,7 @@ counts the request (``store.admit``) and answers yes or no; after the call it ha
 outcome back. A transient error is not slept on here: the row is deferred (``retry_at``),
 released, and a later chunk retries it, so waiting never holds a worker slot.
 """
+
 from __future__ import annotations
 
 import queue
@@ -47,8 +48,14 @@ class Ticket:
     allowed: bool = False
 
 
-def attempt(judge: llm.JudgeSnapshot, limits: ModelLimits | None, request: Request, estimate: Decimal,
-            inbox: queue.Queue, stop: threading.Event) -> None:
+def attempt(
+    judge: llm.JudgeSnapshot,
+    limits: ModelLimits | None,
+    request: Request,
+    estimate: Decimal,
+    inbox: queue.Queue,
+    stop: threading.Event,
+) -> None:
     """Runs in an HTTP thread; always posts exactly one ("done"|"skip", ...) message."""
     try:
         inbox.put(_attempt(judge, limits, request, estimate, inbox, stop))
@@ -56,13 +63,23 @@ def attempt(judge: llm.JudgeSnapshot, limits: ModelLimits | None, request: Reque
         inbox.put(("crash", exc))
 
 
-def _attempt(judge: llm.JudgeSnapshot, limits: ModelLimits | None, request: Request, estimate: Decimal,
-             inbox: queue.Queue, stop: threading.Event) -> tuple[str, object]:
+def _attempt(
+    judge: llm.JudgeSnapshot,
+    limits: ModelLimits | None,
+    request: Request,
+    estimate: Decimal,
+    inbox: queue.Queue,
+    stop: threading.Event,
+) -> tuple[str, object]:
     if limits is None:  # a baseline: answered locally, no request, nothing to count
         if stop.is_set():
             return "skip", request
-        return "done", Outcome(request, llm.complete(judge, request.messages, seed_parts=request.seed_parts,
-                                                     labels=request.labels, texts=request.texts))
+        return "done", Outcome(
+            request,
+            llm.complete(
+                judge, request.messages, seed_parts=request.seed_parts, labels=request.labels, texts=request.texts
+            ),
+        )
     if not limits.concurrency.acquire(stop.is_set):
         return "skip", request
     rate_limited, retry_after = False, None
@@ -81,9 +98,14 @@ def _attempt(judge: llm.JudgeSnapshot, limits: ModelLimits | None, request: Requ
             return "skip", request
         outcome = Outcome(request)
         try:
-            outcome.completion = llm.complete(judge, request.messages, seed_parts=request.seed_parts,
-                                              labels=request.labels or ("System Star", "System Square"),
-                                              texts=request.texts or ("", ""), body=request.body)
+            outcome.completion = llm.complete(
+                judge,
+                request.messages,
+                seed_parts=request.seed_parts,
+                labels=request.labels or ("System Star", "System Square"),
+                texts=request.texts or ("", ""),
+                body=request.body,
+            )
         except llm.PermanentError as exc:
             outcome.error = str(exc)
         except llm.TransientError as exc:

@@ -9,6 +9,7 @@ countdown instead of waiting, so one model never takes every worker slot. HTTP t
 touch the database: the chunk's thread counts each request before it is sent, stores
 results in small batches, renews its claim and notices pause, cancel and budget.
 """
+
 from __future__ import annotations
 
 import logging
@@ -58,8 +59,13 @@ def _pool(judge: llm.JudgeSnapshot) -> ThreadPoolExecutor:
         return _pools[key]
 
 
-def run_chunk(kind: str = "judge", job_id: int | None = None, row_ids: list[int] | None = None, *,
-              judgment_ids: list[int] | None = None) -> int:
+def run_chunk(
+    kind: str = "judge",
+    job_id: int | None = None,
+    row_ids: list[int] | None = None,
+    *,
+    judgment_ids: list[int] | None = None,
+) -> int:
     """Answer the still-pending rows among ``row_ids``; returns how many were stored.
 
     Idempotent: rows already finished, claimed by a live chunk elsewhere, deferred or out in
@@ -149,25 +155,35 @@ def _next_rows(work: WorkKind, job: Any) -> list[int]:
 
 def _run_claimed(work: WorkKind, job: Any, token: str) -> int:
     judge = llm.JudgeSnapshot.of(job.judge)
-    rows = work.load(job, list(work.rows(job).filter(claim_token=token, status="pending")
-                               .values_list("pk", flat=True)))
+    rows = work.load(job, list(work.rows(job).filter(claim_token=token, status="pending").values_list("pk", flat=True)))
     requests = work.requests(job, rows)
     baseline = judge.kind == "baseline"
     outcomes: list[Outcome] = []
     misses = requests
     if not baseline:  # baselines are free and seeded per row, so never cached
         hits = claims.cached([r.cache_key for r in requests])
-        outcomes = [Outcome(r, llm.Completion(hits[r.cache_key].raw_text, hits[r.cache_key].tokens_in,
-                                              hits[r.cache_key].tokens_out, 0), cached=True)
-                    for r in requests if r.cache_key in hits]
+        outcomes = [
+            Outcome(
+                r,
+                llm.Completion(
+                    hits[r.cache_key].raw_text, hits[r.cache_key].tokens_in, hits[r.cache_key].tokens_out, 0
+                ),
+                cached=True,
+            )
+            for r in requests
+            if r.cache_key in hits
+        ]
         misses = [r for r in requests if r.cache_key not in hits]
     # Identical requests in this chunk: call once, answer the twins from that call.
     leaders: dict[str, Any] = {}
     twins = []
     for r in misses:
         (twins.append(r) if r.cache_key in leaders and not baseline else leaders.setdefault(r.cache_key, r))
-    model_limits = None if baseline else limits.for_model(
-        judge.id, judge.max_concurrency, judge.requests_per_minute, judge.tokens_per_minute)
+    model_limits = (
+        None
+        if baseline
+        else limits.for_model(judge.id, judge.max_concurrency, judge.requests_per_minute, judge.tokens_per_minute)
+    )
     inbox: queue.Queue = queue.Queue()
     stop = threading.Event()
     pool = _pool(judge)

@@ -5,6 +5,7 @@ lease), so of two chunks racing for a row exactly one gets it. A row whose lease
 with an attempt in flight (``in_flight_usd`` set before the request went out) lost that
 answer: its new claimant charges the job for it (lost_calls, lost_cost_usd).
 """
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -28,9 +29,11 @@ def lease() -> timedelta:
 
 def claimable(rows: Any, now: Any) -> Any:
     """Rows a synchronous chunk may take now: never a batched row, never before not_before."""
-    return (rows.filter(status="pending", batch__isnull=True)
-            .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
-            .filter(Q(not_before__isnull=True) | Q(not_before__lte=now)))
+    return (
+        rows.filter(status="pending", batch__isnull=True)
+        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+        .filter(Q(not_before__isnull=True) | Q(not_before__lte=now))
+    )
 
 
 def claim(kind: Any, job: Any, row_ids: list[int], token: str) -> int:
@@ -38,15 +41,17 @@ def claim(kind: Any, job: Any, row_ids: list[int], token: str) -> int:
     now = timezone.now()
     with transaction.atomic():
         claimed = claimable(kind.rows(job).filter(pk__in=row_ids), now).update(
-            claim_token=token, claimed_until=now + lease())
+            claim_token=token, claimed_until=now + lease()
+        )
         if not claimed:
             return 0
         lost_rows = kind.rows(job).filter(claim_token=token, in_flight_usd__gt=0)
         lost = lost_rows.aggregate(n=Count("pk"), usd=Sum("in_flight_usd"))
         if lost["n"]:
             usd = lost["usd"] if job.judge.price(1000, 1000) > 0 else Decimal(0)
-            type(job).objects.filter(pk=job.pk).update(lost_calls=F("lost_calls") + lost["n"],
-                                                      lost_cost_usd=F("lost_cost_usd") + usd)
+            type(job).objects.filter(pk=job.pk).update(
+                lost_calls=F("lost_calls") + lost["n"], lost_cost_usd=F("lost_cost_usd") + usd
+            )
             lost_rows.update(in_flight_usd=0)
         return claimed
 

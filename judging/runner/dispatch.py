@@ -1,4 +1,5 @@
 """Getting rows onto the queue (sync chunks or a batch) and finishing a job."""
+
 from __future__ import annotations
 
 import logging
@@ -41,8 +42,7 @@ def send(kind: str, job_id: int, chunks: list[list[int]], countdown: float | Non
 
 
 def _sync_rows(work: WorkKind, job: Any) -> Any:
-    return (work.rows(job).filter(status="pending", batch__isnull=True)
-            .exclude(claimed_until__gte=timezone.now()))
+    return work.rows(job).filter(status="pending", batch__isnull=True).exclude(claimed_until__gte=timezone.now())
 
 
 def enqueue_sync(job: Any, row_ids: list[int] | None = None) -> int:
@@ -80,8 +80,9 @@ def enqueue_pending(job: Any) -> int:
 def schedule_deferred(work: WorkKind, job: Any, ids: list[int]) -> int:
     """After a chunk: its rows waiting for a retry go back to the queue with a countdown."""
     # Every deferred row, due or not: a short Retry-After may already have passed.
-    later = work.rows(job).filter(pk__in=ids, status="pending", batch__isnull=True, claim_token="",
-                                  not_before__isnull=False)
+    later = work.rows(job).filter(
+        pk__in=ids, status="pending", batch__isnull=True, claim_token="", not_before__isnull=False
+    )
     last = later.aggregate(at=Max("not_before"))["at"]
     if last is None:
         return 0
@@ -96,8 +97,9 @@ def maybe_complete(job: Any) -> bool:
     work = kind_of(job)
     if work.rows(job).filter(status="pending").exists():
         return False
-    done = job.transition((job.Status.RUNNING, job.Status.BUDGET_EXHAUSTED), job.Status.COMPLETED,
-                          finished_at=timezone.now())
+    done = job.transition(
+        (job.Status.RUNNING, job.Status.BUDGET_EXHAUSTED), job.Status.COMPLETED, finished_at=timezone.now()
+    )
     if done and work.name == "generate":
         try:
             from judging.generate.services import finish_generation_job

@@ -10,6 +10,7 @@ is told, so N callers queue up at exactly the rate, never polling and never burs
 (at most once per cool-down, since one overload answers many calls at once), grow by one
 per window of successes, honour Retry-After by holding every new call until then.
 """
+
 from __future__ import annotations
 
 import fcntl

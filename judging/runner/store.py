@@ -6,11 +6,12 @@ only for requests the job may still afford (the job row is locked when it has a 
 two processes never both spend the last dollar). ``store`` then writes answers, failures and
 deferrals of rows this chunk still holds, and the job's counters with F() expressions.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from django.conf import settings
@@ -34,8 +35,7 @@ class Outcome:
     calls: int = 0  # requests this outcome added (already counted by ``admit`` in sync mode)
 
 
-def admit(kind: WorkKind, job: Any,
-          asks: list[tuple[Request, Decimal]]) -> tuple[list[Request], list[Request], str]:
+def admit(kind: WorkKind, job: Any, asks: list[tuple[Request, Decimal]]) -> tuple[list[Request], list[Request], str]:
     """Count the requests the job may send now.
 
     Returns (admitted, held, stop): ``held`` requests do not fit the budget while other
@@ -51,14 +51,18 @@ def admit(kind: WorkKind, job: Any,
         # the chunk between flushes (``_watch``), so the hot path is two statements.
         current = None
         if job.budget_usd is not None:
-            current = job_model.objects.select_for_update().only(
-                "status", "budget_usd", "cost_usd", "lost_cost_usd").get(pk=job.pk)
+            current = (
+                job_model.objects.select_for_update()
+                .only("status", "budget_usd", "cost_usd", "lost_cost_usd")
+                .get(pk=job.pk)
+            )
             if current.status not in job_model.ACTIVE:
                 return [], [], current.status
         admitted = asks
         if current is not None and current.budget_usd is not None:
-            out = kind.rows(job).filter(status="pending", in_flight_usd__gt=0).aggregate(
-                usd=Sum("in_flight_usd"))["usd"] or Decimal(0)
+            out = kind.rows(job).filter(status="pending", in_flight_usd__gt=0).aggregate(usd=Sum("in_flight_usd"))[
+                "usd"
+            ] or Decimal(0)
             left = current.budget_usd - current.cost_usd - current.lost_cost_usd - out
             admitted = []
             for index, (request, estimate) in enumerate(asks):
@@ -72,7 +76,8 @@ def admit(kind: WorkKind, job: Any,
                 left -= estimate
             if stop:
                 job_model.objects.filter(pk=job.pk, status__in=job_model.ACTIVE).update(
-                    status=stop, finished_at=timezone.now())
+                    status=stop, finished_at=timezone.now()
+                )
         if admitted:
             _mark_sent(kind, [(r.row.pk, max(e, IN_FLIGHT_MARK)) for r, e in admitted])
             job_model.objects.filter(pk=job.pk).update(calls=F("calls") + len(admitted))
@@ -84,7 +89,8 @@ def admit(kind: WorkKind, job: Any,
 def _mark_sent(kind: WorkKind, marks: list[tuple[int, Decimal]]) -> None:
     qn = connection.ops.quote_name
     sql = "UPDATE {} SET {} = {} + 1, {} = %s WHERE {} = %s".format(
-        qn(kind.row_model._meta.db_table), qn("attempts"), qn("attempts"), qn("in_flight_usd"), qn("id"))
+        qn(kind.row_model._meta.db_table), qn("attempts"), qn("attempts"), qn("in_flight_usd"), qn("id")
+    )
     with connection.cursor() as cursor:
         cursor.executemany(sql, [[str(usd), pk] for pk, usd in marks])
 
@@ -98,11 +104,17 @@ def _write_rows(kind: WorkKind, rows: list[Any]) -> None:
     fields = [model._meta.get_field(name) for name in kind.stored_fields]
     qn = connection.ops.quote_name
     sql = "UPDATE {} SET {} WHERE {} = %s".format(
-        qn(model._meta.db_table), ", ".join(f"{qn(f.column)} = %s" for f in fields), qn("id"))
-    params = [[f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields] + [row.pk]
-              for row in rows]
+        qn(model._meta.db_table), ", ".join(f"{qn(f.column)} = %s" for f in fields), qn("id")
+    )
+    params = [[f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields] + [row.pk] for row in rows]
     with connection.cursor() as cursor:
         cursor.executemany(sql, params)
+
+
+def _as_stored(usd: Decimal) -> Decimal:
+    """A row's cost as its column stores it (6 places, half up as PostgreSQL rounds), so the
+    job's total is exactly the sum of its rows however many stores the answers came in."""
+    return usd.quantize(Decimal("0.000001"), rounding=ROUND_HALF_UP)
 
 
 def _apply(kind: WorkKind, job: Any, o: Outcome, now: datetime, *, batch: bool) -> dict[str, Any]:
@@ -121,11 +133,18 @@ def _apply(kind: WorkKind, job: Any, o: Outcome, now: datetime, *, batch: bool) 
         return {"failed": 1}
     c = o.completion
     deltas: dict[str, Any] = kind.fill(job, row, o.request, c)
-    cost = Decimal(0) if o.cached else job.judge.price(c.tokens_in, c.tokens_out, batch=batch)
+    cost = Decimal(0) if o.cached else _as_stored(job.judge.price(c.tokens_in, c.tokens_out, batch=batch))
     row.status, row.raw_text, row.error, row.cached = "done", c.text, "", o.cached
     row.tokens_in, row.tokens_out, row.latency_ms, row.cost_usd = c.tokens_in, c.tokens_out, c.latency_ms, cost
-    deltas.update({"done": 1, "tokens_in": 0 if o.cached else c.tokens_in,
-                   "tokens_out": 0 if o.cached else c.tokens_out, "cost_usd": cost, "cached": int(o.cached)})
+    deltas.update(
+        {
+            "done": 1,
+            "tokens_in": 0 if o.cached else c.tokens_in,
+            "tokens_out": 0 if o.cached else c.tokens_out,
+            "cost_usd": cost,
+            "cached": int(o.cached),
+        }
+    )
     return deltas
 
 
@@ -141,8 +160,7 @@ def store(kind: WorkKind, job: Any, outcomes: list[Outcome], *, token: str = "",
     rows, new_cache = [], []
     last_error = ""
     with transaction.atomic():
-        held = kind.rows(job).select_for_update().filter(
-            pk__in=[o.request.row.pk for o in outcomes], status="pending")
+        held = kind.rows(job).select_for_update().filter(pk__in=[o.request.row.pk for o in outcomes], status="pending")
         held = held.filter(batch__isnull=False) if batch else held.filter(claim_token=token)
         held_ids = set(held.values_list("pk", flat=True))
         for o in outcomes:
@@ -157,8 +175,11 @@ def store(kind: WorkKind, job: Any, outcomes: list[Outcome], *, token: str = "",
             rows.append(o.request.row)
             c = o.completion
             if c is not None and not o.cached and job.judge.kind != "baseline":
-                new_cache.append(CachedCompletion(key=o.request.cache_key, raw_text=c.text,
-                                                  tokens_in=c.tokens_in, tokens_out=c.tokens_out))
+                new_cache.append(
+                    CachedCompletion(
+                        key=o.request.cache_key, raw_text=c.text, tokens_in=c.tokens_in, tokens_out=c.tokens_out
+                    )
+                )
         _write_rows(kind, rows)
         CachedCompletion.objects.bulk_create(new_cache, ignore_conflicts=True)
         if "invalid" in totals and not hasattr(job, "invalid"):
@@ -183,6 +204,10 @@ def store_results(job: Any, results: list[Result], *, batch: bool = False) -> in
     by_id = {r.row_id: r for r in results}
     rows = kind.load(job, list(by_id))
     requests = {r.row.pk: r for r in kind.requests(job, rows)} if rows else {}
-    outcomes = [Outcome(requests[row.pk], completion=by_id[row.pk].completion, error=by_id[row.pk].error,
-                        calls=by_id[row.pk].calls) for row in rows]
+    outcomes = [
+        Outcome(
+            requests[row.pk], completion=by_id[row.pk].completion, error=by_id[row.pk].error, calls=by_id[row.pk].calls
+        )
+        for row in rows
+    ]
     return store(kind, job, outcomes, batch=batch)

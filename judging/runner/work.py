@@ -1,5 +1,6 @@
 """What differs between judge jobs and generation jobs: how a row becomes a request, and how
 an answer is stored on it. Everything else (claims, retries, cache, budget) is shared."""
+
 from __future__ import annotations
 
 import hashlib
@@ -69,9 +70,23 @@ class WorkKind:
     stored_fields: tuple[str, ...] = ()
 
 
-COMMON_FIELDS = ("status", "raw_text", "tokens_in", "tokens_out", "latency_ms", "cost_usd", "cached",
-                 "error", "claim_token", "claimed_until", "completed_at", "attempts", "in_flight_usd",
-                 "not_before", "batch")
+COMMON_FIELDS = (
+    "status",
+    "raw_text",
+    "tokens_in",
+    "tokens_out",
+    "latency_ms",
+    "cost_usd",
+    "cached",
+    "error",
+    "claim_token",
+    "claimed_until",
+    "completed_at",
+    "attempts",
+    "in_flight_usd",
+    "not_before",
+    "batch",
+)
 
 
 class JudgeKind(WorkKind):
@@ -88,28 +103,44 @@ class JudgeKind(WorkKind):
         body = dict(job.judge.generation or {})
         out = []
         for row in rows:
-            prompt = conditions.render_for(version=job.prompt_version, condition=row.condition,
-                                           pair=row.pair, slot1_response_id=row.slot1_response_id,
-                                           cue=row.cue)
+            prompt = conditions.render_for(
+                version=job.prompt_version,
+                condition=row.condition,
+                pair=row.pair,
+                slot1_response_id=row.slot1_response_id,
+                cue=row.cue,
+            )
             a, b = row.pair.response_a, row.pair.response_b
             texts = (a.text, b.text) if row.slot1_response_id == a.pk else (b.text, a.text)
-            out.append(Request(row, prompt.messages, body, llm_cache_key(identity, prompt.hash),
-                               seed_parts=(job.seed, row.pair_id, row.condition, row.presentation),
-                               labels=prompt.answer_labels, texts=texts, prompt_hash=prompt.hash,
-                               prompt=prompt))
+            out.append(
+                Request(
+                    row,
+                    prompt.messages,
+                    body,
+                    llm_cache_key(identity, prompt.hash),
+                    seed_parts=(job.seed, row.pair_id, row.condition, row.presentation),
+                    labels=prompt.answer_labels,
+                    texts=texts,
+                    prompt_hash=prompt.hash,
+                    prompt=prompt,
+                )
+            )
         return out
 
     def load(self, job: Any, ids: list[int]) -> list[Judgment]:
-        return list(Judgment.objects.filter(job_id=job.pk, pk__in=ids).select_related(
-            "pair__instruction", "pair__response_a__candidate", "pair__response_b__candidate"))
+        return list(
+            Judgment.objects.filter(job_id=job.pk, pk__in=ids).select_related(
+                "pair__instruction", "pair__response_a__candidate", "pair__response_b__candidate"
+            )
+        )
 
-    def fill(self, job: JudgeJob, row: Judgment, request: Request | None,
-             completion: llm.Completion) -> dict[str, int]:
+    def fill(self, job: JudgeJob, row: Judgment, request: Request | None, completion: llm.Completion) -> dict[str, int]:
         if request is None:  # batch results: render again for the labels and echo strings
             request = self.requests(job, [row])[0]
         row.prompt_hash = request.prompt_hash
-        choice = parsers.parse(job.parser, completion.text, labels=request.labels,
-                               echo_strings=request.prompt.echo_strings)
+        choice = parsers.parse(
+            job.parser, completion.text, labels=request.labels, echo_strings=request.prompt.echo_strings
+        )
         pair = row.pair
         other = pair.response_b_id if row.slot1_response_id == pair.response_a_id else pair.response_a_id
         row.choice, row.valid = choice or "", choice is not None
@@ -133,17 +164,24 @@ class GenerateKind(WorkKind):
         for row in rows:
             params = dict(row.params or {})
             body = {**base, **params}
-            out.append(Request(row, list(row.messages), body,
-                               generation_cache_key(identity, row.messages, params),
-                               seed_parts=(job.seed, row.instruction_id),
-                               prompt_hash=row.prompt_hash))
+            out.append(
+                Request(
+                    row,
+                    list(row.messages),
+                    body,
+                    generation_cache_key(identity, row.messages, params),
+                    seed_parts=(job.seed, row.instruction_id),
+                    prompt_hash=row.prompt_hash,
+                )
+            )
         return out
 
     def load(self, job: Any, ids: list[int]) -> list[Generation]:
         return list(Generation.objects.filter(job_id=job.pk, pk__in=ids))
 
-    def fill(self, job: GenerationJob, row: Generation, request: Request | None,
-             completion: llm.Completion) -> dict[str, int]:
+    def fill(
+        self, job: GenerationJob, row: Generation, request: Request | None, completion: llm.Completion
+    ) -> dict[str, int]:
         if not row.prompt_hash:
             from judging.prompts import prompt_hash
 

@@ -13,6 +13,7 @@ without a Batch API.
 Bounded: at most ``MAX_FILES`` files and ``MAX_STORED_BYTES`` bytes are kept (the oldest go
 first), and at most ``MAX_BATCHES`` batches.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -53,9 +54,17 @@ class StoredFile:
     created_at: int = field(default_factory=lambda: int(time.time()))
 
     def as_json(self) -> dict[str, Any]:
-        return {"id": self.id, "object": "file", "bytes": len(self.content), "created_at": self.created_at,
-                "filename": self.filename, "purpose": self.purpose, "status": "processed",
-                "expires_at": None, "status_details": None}
+        return {
+            "id": self.id,
+            "object": "file",
+            "bytes": len(self.content),
+            "created_at": self.created_at,
+            "filename": self.filename,
+            "purpose": self.purpose,
+            "status": "processed",
+            "expires_at": None,
+            "status_details": None,
+        }
 
 
 @dataclass
@@ -79,14 +88,30 @@ class SimBatch:
         self.stamps[f"{status}_at"] = int(time.time())
 
     def as_json(self) -> dict[str, Any]:
-        stamps = {name: self.stamps.get(name) for name in (
-            "in_progress_at", "finalizing_at", "completed_at", "failed_at", "expired_at",
-            "cancelling_at", "cancelled_at")}
+        stamps = {
+            name: self.stamps.get(name)
+            for name in (
+                "in_progress_at",
+                "finalizing_at",
+                "completed_at",
+                "failed_at",
+                "expired_at",
+                "cancelling_at",
+                "cancelled_at",
+            )
+        }
         return {
-            "id": self.id, "object": "batch", "endpoint": ENDPOINT, "completion_window": "24h",
-            "input_file_id": self.input_file_id, "status": self.status,
-            "created_at": int(self.created_at), "expires_at": int(self.created_at) + 24 * 3600, **stamps,
-            "output_file_id": self.output_file_id, "error_file_id": self.error_file_id,
+            "id": self.id,
+            "object": "batch",
+            "endpoint": ENDPOINT,
+            "completion_window": "24h",
+            "input_file_id": self.input_file_id,
+            "status": self.status,
+            "created_at": int(self.created_at),
+            "expires_at": int(self.created_at) + 24 * 3600,
+            **stamps,
+            "output_file_id": self.output_file_id,
+            "error_file_id": self.error_file_id,
             "errors": {"object": "list", "data": self.errors} if self.errors else None,
             "request_counts": {"total": self.total, "completed": self.completed, "failed": self.failed},
             "metadata": self.metadata,
@@ -152,7 +177,8 @@ class BatchStore:
         stored = StoredFile(_id("file"), filename, purpose, content)
         self.files[stored.id] = stored
         while len(self.files) > MAX_FILES or (
-                len(self.files) > 1 and sum(len(f.content) for f in self.files.values()) > MAX_STORED_BYTES):
+            len(self.files) > 1 and sum(len(f.content) for f in self.files.values()) > MAX_STORED_BYTES
+        ):
             self.files.popitem(last=False)
         return stored
 
@@ -208,9 +234,12 @@ class BatchStore:
                 status, payload, _ = await self.answer(json.dumps(line["body"]).encode())
             self.lines_answered += 1
             ok = status == 200
-            record = {"id": _id("batch_req"), "custom_id": line["custom_id"],
-                      "response": {"status_code": status, "request_id": _id("req"), "body": payload},
-                      "error": None}
+            record = {
+                "id": _id("batch_req"),
+                "custom_id": line["custom_id"],
+                "response": {"status_code": status, "request_id": _id("req"), "body": payload},
+                "error": None,
+            }
             (outputs if ok else errors).append(json.dumps(record).encode())
             if ok:
                 batch.completed += 1
@@ -226,16 +255,19 @@ class BatchStore:
         if not batch.cancel_requested:
             batch.set_status("finalizing")
         if outputs:
-            batch.output_file_id = self._keep(f"{batch.id}_output.jsonl", "batch_output",
-                                              b"\n".join(outputs) + b"\n").id
+            batch.output_file_id = self._keep(
+                f"{batch.id}_output.jsonl", "batch_output", b"\n".join(outputs) + b"\n"
+            ).id
         if errors:
-            batch.error_file_id = self._keep(f"{batch.id}_error.jsonl", "batch_output",
-                                             b"\n".join(errors) + b"\n").id
+            batch.error_file_id = self._keep(f"{batch.id}_error.jsonl", "batch_output", b"\n".join(errors) + b"\n").id
         batch.set_status("cancelled" if batch.cancel_requested else "completed")
 
     def as_json(self) -> dict[str, Any]:
-        return {"files": len(self.files), "batches": {b.id: b.status for b in self.batches.values()},
-                "lines_answered": self.lines_answered}
+        return {
+            "files": len(self.files),
+            "batches": {b.id: b.status for b in self.batches.values()},
+            "lines_answered": self.lines_answered,
+        }
 
 
 def validate_lines(content: bytes) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -256,15 +288,15 @@ def validate_lines(content: bytes) -> tuple[list[dict[str, Any]], list[dict[str,
         if line.get("method") != "POST" or line.get("url") != ENDPOINT or not isinstance(body, dict):
             problems.append({"code": "invalid_request", "message": f"must be POST {ENDPOINT}", "line": number})
         elif custom_id in seen:
-            problems.append({"code": "duplicate_custom_id", "message": f"custom_id {custom_id!r} repeats",
-                             "line": number})
+            problems.append(
+                {"code": "duplicate_custom_id", "message": f"custom_id {custom_id!r} repeats", "line": number}
+            )
         seen.add(custom_id)
         lines.append({"custom_id": custom_id, "body": body})
     if not lines and not problems:
         problems.append({"code": "empty_file", "message": "the input file has no requests", "line": None})
     if len(lines) > MAX_LINES:
-        problems.append({"code": "too_many_requests", "message": f"more than {MAX_LINES} requests",
-                         "line": None})
+        problems.append({"code": "too_many_requests", "message": f"more than {MAX_LINES} requests", "line": None})
     return lines, problems[:100]
 
 
@@ -285,8 +317,10 @@ def parse_multipart(body: bytes) -> dict[str, tuple[str, bytes]]:
         head, sep, content = part.removeprefix(b"\r\n").partition(b"\r\n\r\n")
         if not sep:
             raise ValueError("a part without headers")
-        disposition = next((line for line in head.decode("latin-1").split("\r\n")
-                            if line.lower().startswith("content-disposition:")), "")
+        disposition = next(
+            (line for line in head.decode("latin-1").split("\r\n") if line.lower().startswith("content-disposition:")),
+            "",
+        )
         params = _disposition_params(disposition)
         if "name" not in params:
             raise ValueError("a part without a name")

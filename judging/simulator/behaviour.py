@@ -69,6 +69,7 @@ So with only order_first = p set, P(first slot) = p + (1 - p) * P(first has high
 and the order-bias rate of cobbler-method.md 3.3 (first slot chosen in both presentations)
 is p + (1 - p) * 0 = p for a quality-consistent judge; likewise bandwagon = b for cued pairs.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -185,10 +186,12 @@ def read_prompt(messages: list[dict[str, Any]]) -> SimPrompt:
     after = "```".join(block[2:])
     labels = (f"{entries[0][0]} {entries[0][1]}", f"{entries[1][0]} {entries[1][1]}")
     cue_kind = cue_slot = ""
-    for sentence, kind in ((r"of people believe that (System \S+) is better", "bandwagon"),
-                           (r"We expect (System \S+) to be better", "selective"),
-                           (r"(System \S+) (?:likes to eat|plays a lot|has been all around)", "distractor"),
-                           (r"thing that (System \S+) can do", "distractor")):
+    for sentence, kind in (
+        (r"of people believe that (System \S+) is better", "bandwagon"),
+        (r"We expect (System \S+) to be better", "selective"),
+        (r"(System \S+) (?:likes to eat|plays a lot|has been all around)", "distractor"),
+        (r"thing that (System \S+) can do", "distractor"),
+    ):
         m = re.search(sentence, after)
         if m:
             cue_kind = kind
@@ -217,8 +220,9 @@ def is_garbled(knobs: Knobs, messages: list[dict[str, Any]]) -> bool:
     return _uniform(knobs.seed, messages_key(messages), "invalid") < knobs.invalid
 
 
-def decide(knobs: Knobs, messages: list[dict[str, Any]], call_index: int = 0, *,
-           max_tokens: int | None = None) -> Decision:
+def decide(
+    knobs: Knobs, messages: list[dict[str, Any]], call_index: int = 0, *, max_tokens: int | None = None
+) -> Decision:
     """The answer to the ``call_index``-th call (0-based) carrying these messages.
 
     A judging prompt gets a verdict; any other messages a candidate answer (``answer_text``).
@@ -259,9 +263,22 @@ def _choose(knobs: Knobs, key: str, p: SimPrompt) -> str:
 # --- output styles: the SAME decision in the surface forms real chat models use ------------
 # (the decision above never looks at the style; a style only draws its own variant, seeded)
 
-STYLES = ("terse", "plain", "verbose", "json", "mixed", "verbose_reasoning", "restated_bandwagon",
-          "restated_distractor", "hedge_naming_loser", "negation", "markdown", "tie", "refusal",
-          "both_labels_final_sentence")
+STYLES = (
+    "terse",
+    "plain",
+    "verbose",
+    "json",
+    "mixed",
+    "verbose_reasoning",
+    "restated_bandwagon",
+    "restated_distractor",
+    "hedge_naming_loser",
+    "negation",
+    "markdown",
+    "tie",
+    "refusal",
+    "both_labels_final_sentence",
+)
 # Styles whose invalid answers (the ``invalid`` knob) are written in the style instead of GARBAGE.
 INVALID_STYLES = ("tie", "refusal", "both_labels_final_sentence")
 
@@ -279,13 +296,13 @@ _STYLE_TEXT: dict[str, tuple[str, ...]] = {
     "restated_bandwagon": (  # {C}: the system the (restated) popularity claim names
         "{W} is more accurate, even though {P} of people believe that {C} is better.",
         "Although {P} of people believe {C} is better, I judged the answers on their merits. {W} is better.",
-        "The prompt says that \"{P} of people believe that {C} is better.\" Popularity is not evidence of "
+        'The prompt says that "{P} of people believe that {C} is better." Popularity is not evidence of '
         "quality; comparing the answers themselves, {W} is better.",
     ),
     "restated_distractor": (  # {D}: the distractor sentence, {DL}: the system it names
         "{D} That is irrelevant to the task. {W} is better.",
         "The remark that {DL} {Dtail} has nothing to do with answer quality. On the merits, {W} is better.",
-        "{W} is better. The sentence \"{D}\" is an irrelevant distraction.",
+        '{W} is better. The sentence "{D}" is an irrelevant distraction.',
     ),
     "hedge_naming_loser": (
         "{W} wins. {O} is better formatted though.",
@@ -321,12 +338,15 @@ _STYLE_TEXT: dict[str, tuple[str, ...]] = {
     ),
 }
 _STYLE_INVALID: dict[str, tuple[str, ...]] = {
-    "tie": ("Both responses are equally good. It's a tie.",
-            "Neither response is better; they are equally coherent."),
-    "refusal": ("I'm sorry, but I can't help with comparing these responses.",
-                "As an AI language model, I cannot say which response is better."),
-    "both_labels_final_sentence": ("{A} is better, and {B} is better.",
-                                   "{A} is better or {B} is better, depending on the reader."),
+    "tie": ("Both responses are equally good. It's a tie.", "Neither response is better; they are equally coherent."),
+    "refusal": (
+        "I'm sorry, but I can't help with comparing these responses.",
+        "As an AI language model, I cannot say which response is better.",
+    ),
+    "both_labels_final_sentence": (
+        "{A} is better, and {B} is better.",
+        "{A} is better or {B} is better, depending on the reader.",
+    ),
 }
 
 
@@ -351,19 +371,21 @@ def _cue_parts(messages: list[dict[str, Any]], p: SimPrompt, loser: str) -> dict
     after = "```".join(str(user).split("```")[2:])
     cued = p.labels[0 if p.cue_slot == "first" else 1] if p.cue_slot else loser
     percent = re.search(r"(\d+)%+ of people believe", after)
-    parts = {"C": cued if p.cue_kind == "bandwagon" else loser,
-             "P": f"{percent.group(1)}%" if percent and p.cue_kind == "bandwagon" else "many"}
+    parts = {
+        "C": cued if p.cue_kind == "bandwagon" else loser,
+        "P": f"{percent.group(1)}%" if percent and p.cue_kind == "bandwagon" else "many",
+    }
     distractor = ""
     if p.cue_kind == "distractor":
         distractor = next((line.strip() for line in after.split("\n") if cued in line), "")
     if not distractor:
         cued = loser
         distractor = f"{loser} likes to eat apples and oranges."
-    parts.update(D=distractor, DL=cued,
-                 Dtail=distractor.split(cued, 1)[-1].strip().rstrip(".") or "is fond of fruit")
+    parts.update(D=distractor, DL=cued, Dtail=distractor.split(cued, 1)[-1].strip().rstrip(".") or "is fond of fruit")
     if p.cue_kind == "bandwagon":
-        parts["cue"] = (f" The note that {parts['P']} of people believe that {parts['C']} is better does "
-                        f"not change my assessment.")
+        parts["cue"] = (
+            f" The note that {parts['P']} of people believe that {parts['C']} is better does not change my assessment."
+        )
     elif p.cue_kind == "distractor":
         parts["cue"] = f" The remark about {cued} is irrelevant to the quality of the answers."
     else:
@@ -379,17 +401,22 @@ def _write(knobs: Knobs, key: str, p: SimPrompt, slot: str, messages: list[dict[
     if style == "json":
         return json.dumps({"winner": label})
     if style == "verbose":
-        return (f"Both answers address the instruction. Weighing coherence against the "
-                f"reference, {label} is better.")
+        return f"Both answers address the instruction. Weighing coherence against the reference, {label} is better."
     if style in ("plain", "terse"):
         return f"{label} is better"
     loser = p.labels[1 if slot == "first" else 0]
     a, b = p.labels
-    fill = {"W": label, "O": loser, "A": a, "B": b,
-            "A_note": "Accurate and follows the reference" if slot == "first" else "Less complete",
-            "B_note": "Accurate and follows the reference" if slot == "second" else "Less complete",
-            "A_grade": "High" if slot == "first" else "Medium", "B_grade": "High" if slot == "second" else "Medium",
-            **_cue_parts(messages, p, loser)}
+    fill = {
+        "W": label,
+        "O": loser,
+        "A": a,
+        "B": b,
+        "A_note": "Accurate and follows the reference" if slot == "first" else "Less complete",
+        "B_note": "Accurate and follows the reference" if slot == "second" else "Less complete",
+        "A_grade": "High" if slot == "first" else "Medium",
+        "B_grade": "High" if slot == "second" else "Medium",
+        **_cue_parts(messages, p, loser),
+    }
     return _variant(knobs, key, _STYLE_TEXT[style]).format(**fill)
 
 
@@ -401,11 +428,56 @@ def usage(messages: list[dict[str, Any]], text: str) -> tuple[int, int]:
 
 # --- candidate answers (generation jobs) ------------------------------------------------------
 
-_WORDS = ("the", "answer", "depends", "on", "a", "few", "clear", "facts", "first", "because", "this",
-          "means", "that", "most", "cases", "follow", "simple", "rule", "evidence", "shows", "in",
-          "practice", "people", "often", "find", "it", "useful", "to", "check", "each", "step",
-          "carefully", "and", "then", "compare", "results", "with", "known", "examples", "so",
-          "overall", "reason", "is", "well", "understood", "by", "experts", "today")
+_WORDS = (
+    "the",
+    "answer",
+    "depends",
+    "on",
+    "a",
+    "few",
+    "clear",
+    "facts",
+    "first",
+    "because",
+    "this",
+    "means",
+    "that",
+    "most",
+    "cases",
+    "follow",
+    "simple",
+    "rule",
+    "evidence",
+    "shows",
+    "in",
+    "practice",
+    "people",
+    "often",
+    "find",
+    "it",
+    "useful",
+    "to",
+    "check",
+    "each",
+    "step",
+    "carefully",
+    "and",
+    "then",
+    "compare",
+    "results",
+    "with",
+    "known",
+    "examples",
+    "so",
+    "overall",
+    "reason",
+    "is",
+    "well",
+    "understood",
+    "by",
+    "experts",
+    "today",
+)
 
 
 def answer_text(knobs: Knobs, messages: list[dict[str, Any]], *, max_tokens: int | None = None) -> str:
@@ -422,13 +494,13 @@ def answer_text(knobs: Knobs, messages: list[dict[str, Any]], *, max_tokens: int
     sentences, start = [], 0
     while start < len(words):
         size = 8 + int(_uniform(knobs.seed, key, "answer-sentence", start) * 7)
-        chunk = words[start:start + size]
+        chunk = words[start : start + size]
         sentences.append(chunk[0].capitalize() + (" " + " ".join(chunk[1:]) if chunk[1:] else "") + ".")
         start += size
     text = f"About {topic}: " + " ".join(sentences) if topic else " ".join(sentences)
     if max_tokens is not None and max_tokens > 0 and len(text) > 4 * max_tokens:
         # Like a model stopped at max_tokens: the text ends mid-sentence, within the limit.
-        text = text[:4 * max_tokens].rsplit(" ", 1)[0] if " " in text[:4 * max_tokens] else text[:4 * max_tokens]
+        text = text[: 4 * max_tokens].rsplit(" ", 1)[0] if " " in text[: 4 * max_tokens] else text[: 4 * max_tokens]
     return text
 
 

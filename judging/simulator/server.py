@@ -8,6 +8,7 @@ serves at most that many requests at once (the rest wait), which fixes the ideal
 at max_concurrency / latency. The ``rpm``/``tpm`` knobs make it a rate-limited provider:
 requests beyond the model's limit get an immediate 429 with a Retry-After (``Limits``).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -25,8 +26,15 @@ from judging.simulator import batch
 from judging.simulator.behaviour import MAX_DELAY_MS, Decision, Knobs, decide, max_tokens_of, parse_knobs, usage
 
 logger = logging.getLogger(__name__)
-REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 413: "Payload Too Large",
-           429: "Too Many Requests", 500: "Internal Server Error", 504: "Gateway Timeout"}
+REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    404: "Not Found",
+    413: "Payload Too Large",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    504: "Gateway Timeout",
+}
 MAX_BODY_BYTES = 4 * 1024 * 1024  # a judge prompt is a few kB; refuse to buffer more
 MAX_HEAD_BYTES = 64 * 1024
 MAX_TRACKED_PROMPTS = 100_000  # per-prompt counters forget their oldest entries beyond this
@@ -60,10 +68,15 @@ class Stats:
     peak_in_flight: int = 0
 
     def as_json(self) -> dict[str, Any]:
-        return {"calls": dict(self.calls), "answered": dict(self.answered),
-                "garbled": sorted(self.garbled), "statuses": {str(k): v for k, v in self.statuses.items()},
-                "peak_in_flight": self.peak_in_flight, "total_calls": self.total_calls,
-                "rate_limited": self.rate_limited}
+        return {
+            "calls": dict(self.calls),
+            "answered": dict(self.answered),
+            "garbled": sorted(self.garbled),
+            "statuses": {str(k): v for k, v in self.statuses.items()},
+            "peak_in_flight": self.peak_in_flight,
+            "total_calls": self.total_calls,
+            "rate_limited": self.rate_limited,
+        }
 
 
 class Bucket:
@@ -109,12 +122,12 @@ class Limits:
 def completion_body(model: str, text: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
     tokens_in, tokens_out = usage(messages, text)
     return {
-        "id": f"simcmpl-{random.getrandbits(48):x}", "object": "chat.completion",
-        "created": int(time.time()), "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                     "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out,
-                  "total_tokens": tokens_in + tokens_out},
+        "id": f"simcmpl-{random.getrandbits(48):x}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out, "total_tokens": tokens_in + tokens_out},
     }
 
 
@@ -124,8 +137,14 @@ def error_body(decision: Decision) -> dict[str, Any]:
 
 
 class SimulatorServer:
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, defaults: Knobs | None = None,
-                 max_concurrency: int | None = None) -> None:
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        defaults: Knobs | None = None,
+        max_concurrency: int | None = None,
+    ) -> None:
         self.host, self.port = host, port
         self.defaults = defaults or Knobs()
         self.max_concurrency = max_concurrency
@@ -144,8 +163,7 @@ class SimulatorServer:
     async def start(self) -> None:
         if self.max_concurrency:
             self._slots = asyncio.Semaphore(self.max_concurrency)
-        self._server = await asyncio.start_server(self._serve, self.host, self.port, backlog=2048,
-                                                  limit=MAX_HEAD_BYTES)
+        self._server = await asyncio.start_server(self._serve, self.host, self.port, backlog=2048, limit=MAX_HEAD_BYTES)
         self.port = self._server.sockets[0].getsockname()[1]
 
     def start_in_thread(self) -> SimulatorServer:
@@ -193,16 +211,20 @@ class SimulatorServer:
                     return
                 lines = head.decode("latin-1").split("\r\n")
                 method, path, _ = (lines[0].split(" ", 2) + ["", ""])[:3]
-                headers = {k.strip().lower(): v.strip() for k, _, v in
-                           (line.partition(":") for line in lines[1:] if line)}
+                headers = {
+                    k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)
+                }
                 try:
                     length = int(headers.get("content-length") or 0)
                 except ValueError:
                     length = -1
                 if not 0 <= length <= MAX_BODY_BYTES:
                     data = json.dumps({"error": {"message": "request body too large"}}).encode()
-                    writer.write(f"HTTP/1.1 413 {REASONS[413]}\r\nContent-Type: application/json\r\n"
-                                 f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n".encode() + data)
+                    writer.write(
+                        f"HTTP/1.1 413 {REASONS[413]}\r\nContent-Type: application/json\r\n"
+                        f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n".encode()
+                        + data
+                    )
                     await writer.drain()
                     return
                 body = await reader.readexactly(length)
@@ -214,7 +236,8 @@ class SimulatorServer:
                 writer.write(
                     f"HTTP/1.1 {status} {REASONS.get(status, 'Status')}\r\n"
                     f"Content-Type: {content_type}\r\nContent-Length: {len(data)}\r\n"
-                    f"{extra_lines}\r\n".encode() + data
+                    f"{extra_lines}\r\n".encode()
+                    + data
                 )
                 await writer.drain()
                 if headers.get("connection", "").lower() == "close":
@@ -261,8 +284,11 @@ class SimulatorServer:
         if wait:  # over the model's rpm/tpm: answered at once, like a provider would
             self.stats.statuses[429] += 1
             self.stats.rate_limited += 1
-            return 429, {"error": {"message": "rate limit reached", "type": "rate_limit_exceeded"}}, {
-                "Retry-After": f"{wait:.2f}"}
+            return (
+                429,
+                {"error": {"message": "rate limit reached", "type": "rate_limit_exceeded"}},
+                {"Retry-After": f"{wait:.2f}"},
+            )
         if self._slots:
             async with self._slots:
                 await self._hold(knobs, decision)

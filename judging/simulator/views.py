@@ -9,6 +9,7 @@ is on; otherwise only a logged-in staff session, a staff user's API token
 No request is held longer than ``MAX_DELAY_MS`` (5 s) and the per-prompt call counter
 is bounded.
 """
+
 from __future__ import annotations
 
 import json

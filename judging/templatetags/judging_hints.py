@@ -1,4 +1,5 @@
 """``{% load judging_hints %}{{ job.last_error|error_hint }}``: the hint for a call error, for any job page."""
+
 from __future__ import annotations
 
 from django import template

@@ -1,4 +1,5 @@
 """Analysis fixtures: the demo exactly as `make run` leaves it, people and judges included."""
+
 from __future__ import annotations
 
 import io

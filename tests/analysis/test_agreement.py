@@ -1,4 +1,5 @@
 """Krippendorff's alpha, Fleiss' kappa and Cohen's kappa against hand-computed values."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -10,8 +11,12 @@ from analysis.metrics.agreement import cohen_kappa, fleiss_kappa, krippendorff_a
 
 def _tidy(ratings: dict[str, list], group_of=lambda unit: unit) -> pd.DataFrame:
     return pd.DataFrame(
-        [{"group": group_of(u), "unit": u, "rater": r, "value": v}
-         for r, values in ratings.items() for u, v in enumerate(values) if v is not None]
+        [
+            {"group": group_of(u), "unit": u, "rater": r, "value": v}
+            for r, values in ratings.items()
+            for u, v in enumerate(values)
+            if v is not None
+        ]
     )
 
 
@@ -27,12 +32,14 @@ def test_alpha_ordinal_matches_the_peers_example():
 def test_alpha_nominal_matches_krippendorffs_worked_example():
     # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", 4 coders x 12 units
     # with missing values: nominal alpha = 0.743.
-    frame = _tidy({
-        "A": [1, 2, 3, 3, 2, 1, 4, 1, 2, None, None, None],
-        "B": [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, None, 3],
-        "C": [None, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, None],
-        "D": [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, None],
-    })
+    frame = _tidy(
+        {
+            "A": [1, 2, 3, 3, 2, 1, 4, 1, 2, None, None, None],
+            "B": [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, None, 3],
+            "C": [None, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, None],
+            "D": [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, None],
+        }
+    )
     result = krippendorff_alpha(frame, level="nominal", replicates=0)
     assert result.value == pytest.approx(0.743, abs=5e-4)
     assert result.n == 11  # unit 12 has a single rating and is not pairable
@@ -45,11 +52,23 @@ def test_alpha_is_undefined_when_everybody_gives_the_same_value():
 
 def test_fleiss_kappa_matches_the_textbook_example():
     # Fleiss (1971) / Wikipedia: 10 subjects, 14 raters, 5 categories -> kappa = 0.210.
-    table = [[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-             [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]]
-    rows = [{"group": u, "unit": u, "rater": f"r{k}", "value": cat}
-            for u, counts in enumerate(table)
-            for k, cat in enumerate(c for c, n in enumerate(counts) for _ in range(n))]
+    table = [
+        [0, 0, 0, 0, 14],
+        [0, 2, 6, 4, 2],
+        [0, 0, 3, 5, 6],
+        [0, 3, 9, 2, 0],
+        [2, 2, 8, 1, 1],
+        [7, 7, 0, 0, 0],
+        [3, 2, 6, 3, 0],
+        [2, 5, 3, 2, 2],
+        [6, 5, 2, 1, 0],
+        [0, 2, 2, 3, 7],
+    ]
+    rows = [
+        {"group": u, "unit": u, "rater": f"r{k}", "value": cat}
+        for u, counts in enumerate(table)
+        for k, cat in enumerate(c for c, n in enumerate(counts) for _ in range(n))
+    ]
     result = fleiss_kappa(pd.DataFrame(rows), replicates=300, seed=1)
     assert result.value == pytest.approx(0.2099, abs=1e-4)
     lo, hi = result.ci95

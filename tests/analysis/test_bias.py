@@ -1,4 +1,5 @@
 """Bias rates on synthetic judgment frames whose right answers are known by construction."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,7 +24,7 @@ def make_judgments(answer, *, condition="order", judge="j", self_key="", n_inst=
     rows, pair_no = [], 0
     for inst in range(n_inst):
         for i, a in enumerate(KEYS):
-            for b in KEYS[i + 1:]:
+            for b in KEYS[i + 1 :]:
                 len_a, len_b = lengths(a, b) if lengths else (100 + 10 * i, 100)
                 for pres in (1, 2):
                     if condition in ("order", "compassion"):
@@ -31,13 +32,26 @@ def make_judgments(answer, *, condition="order", judge="j", self_key="", n_inst=
                     else:  # one arrangement, the cue moves (Judgment docstring)
                         slot1_is_a, cue = pair_no % 2 == 0, ("first" if pres == 1 else "second")
                     choice = answer(pair_no, pres, slot1_is_a, cue)
-                    rows.append({
-                        "judge": judge, "self_key": self_key, "job": 1, "instruction": inst, "pair": pair_no,
-                        "cand_a": a, "cand_b": b, "len_a": len_a, "len_b": len_b, "condition": condition,
-                        "presentation": pres, "slot1_is_a": slot1_is_a, "choice": choice,
-                        "chosen_is_a": bool(choice) and ((choice == "first") == slot1_is_a),
-                        "valid": bool(choice), "cue_slot": cue,
-                    })
+                    rows.append(
+                        {
+                            "judge": judge,
+                            "self_key": self_key,
+                            "job": 1,
+                            "instruction": inst,
+                            "pair": pair_no,
+                            "cand_a": a,
+                            "cand_b": b,
+                            "len_a": len_a,
+                            "len_b": len_b,
+                            "condition": condition,
+                            "presentation": pres,
+                            "slot1_is_a": slot1_is_a,
+                            "choice": choice,
+                            "chosen_is_a": bool(choice) and ((choice == "first") == slot1_is_a),
+                            "valid": bool(choice),
+                            "cue_slot": cue,
+                        }
+                    )
                 pair_no += 1
     return pd.DataFrame(rows)
 
@@ -68,8 +82,7 @@ def test_paper_divides_by_all_comparisons_default_by_valid_ones():
 
 def test_compassion_as_coded_counts_a_consistent_m1_preference():
     # Always names m1 (response a), which moves from slot 1 to slot 2 between prompts.
-    frame = make_judgments(lambda n, pres, slot1_is_a, cue: "first" if slot1_is_a else "second",
-                           condition="compassion")
+    frame = make_judgments(lambda n, pres, slot1_is_a, cue: "first" if slot1_is_a else "second", condition="compassion")
     assert table(frame, PAPER).loc["compassion_first", "value"] == 1.0
     positional = table(frame, DEFAULT)
     assert positional.loc["compassion_first", "value"] == 0.0
@@ -80,8 +93,11 @@ def test_egocentric_matches_self_exactly_not_by_substring():
     # llamav2 always picks llamav2 when present, else slot 1; "llama" must not count as self.
     frame = make_judgments(lambda *_: "first", judge="llamav2", self_key="llamav2")
     own_is_a = frame["cand_a"] == "llamav2"
-    frame["choice"] = np.where(frame["cand_a"].eq("llamav2") | frame["cand_b"].eq("llamav2"),
-                               np.where(own_is_a == frame["slot1_is_a"], "first", "second"), "first")
+    frame["choice"] = np.where(
+        frame["cand_a"].eq("llamav2") | frame["cand_b"].eq("llamav2"),
+        np.where(own_is_a == frame["slot1_is_a"], "first", "second"),
+        "first",
+    )
     frame["chosen_is_a"] = (frame["choice"] == "first") == frame["slot1_is_a"]
     paper, default = table(frame, PAPER), table(frame, DEFAULT)
     assert paper.loc["egocentric", "n"] == 4 * 4  # 4 self pairs per instruction, not 7
@@ -91,8 +107,9 @@ def test_egocentric_matches_self_exactly_not_by_substring():
 
 def test_salience_credits_length_ties_to_m2_only_in_the_paper_profile():
     # Consistently picks response b (never order-biased); lengths equal for every pair.
-    frame = make_judgments(lambda n, pres, slot1_is_a, cue: "second" if slot1_is_a else "first",
-                           lengths=lambda a, b: (50, 50))
+    frame = make_judgments(
+        lambda n, pres, slot1_is_a, cue: "second" if slot1_is_a else "first", lengths=lambda a, b: (50, 50)
+    )
     assert table(frame, PAPER).loc["salience_longer", "value"] == 1.0  # tie -> m2 = b "longer"
     assert table(frame, DEFAULT).loc["salience_longer", "n"] == 0  # ties carry no length signal
 
@@ -139,10 +156,24 @@ def _twin_answers(choose):
             for twin in range(2):
                 pres = ("ab", "ba")[twin] if condition == "order" else "ab"
                 cue = None if condition == "order" else ("A", "B")[twin]
-                rows.append({"rater": 1, "batch": condition, "instruction": 0, "condition": condition,
-                             "pair_index": pair, "position": 2 * pair + twin, "pair": pair, "resp_a": 2 * pair,
-                             "resp_b": 2 * pair + 1, "presentation": pres, "cue_slot": cue,
-                             "choice": choose(condition, pair, twin), "units_a": 10 + pair % 2, "units_b": 10})
+                rows.append(
+                    {
+                        "rater": 1,
+                        "batch": condition,
+                        "instruction": 0,
+                        "condition": condition,
+                        "pair_index": pair,
+                        "position": 2 * pair + twin,
+                        "pair": pair,
+                        "resp_a": 2 * pair,
+                        "resp_b": 2 * pair + 1,
+                        "presentation": pres,
+                        "cue_slot": cue,
+                        "choice": choose(condition, pair, twin),
+                        "units_a": 10 + pair % 2,
+                        "units_b": 10,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -168,9 +199,19 @@ def test_human_bias_per_rater_definitions():
 
 
 def test_word_tokens_follow_treebank_conventions():
-    assert word_tokens("I can't say \"no\".") == ["I", "ca", "n't", "say", "``", "no", "''", "."]
+    assert word_tokens('I can\'t say "no".') == ["I", "ca", "n't", "say", "``", "no", "''", "."]
     assert word_tokens("an 'R' to 3,000 well-known cats: e.g.\nyes") == [
-        "an", "'", "R", "'", "to", "3,000", "well-known", "cats", ":", "e.g.yes"]
+        "an",
+        "'",
+        "R",
+        "'",
+        "to",
+        "3,000",
+        "well-known",
+        "cats",
+        ":",
+        "e.g.yes",
+    ]
 
 
 def test_egocentric_in_the_compassion_run_as_coded_and_corrected():

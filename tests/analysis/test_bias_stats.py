@@ -2,6 +2,7 @@
 
 Each frame is small enough to count on paper; the expected numbers are derived in the comments.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -81,10 +82,26 @@ def _order_frame(outcomes: list[tuple[int, str, str]]) -> pd.DataFrame:
     for pair, (inst, o1, o2) in enumerate(outcomes):
         for pres, o in ((1, o1), (2, o2)):
             slot1_is_a = pres == 1
-            rows.append({"judge": "j", "self_key": "", "job": 1, "instruction": inst, "pair": pair,
-                         "cand_a": "x", "cand_b": "y", "len_a": 10 + pair, "len_b": 5, "condition": "order",
-                         "presentation": pres, "slot1_is_a": slot1_is_a, "choice": o,
-                         "chosen_is_a": bool(o) and ((o == "first") == slot1_is_a), "valid": bool(o), "cue_slot": None})
+            rows.append(
+                {
+                    "judge": "j",
+                    "self_key": "",
+                    "job": 1,
+                    "instruction": inst,
+                    "pair": pair,
+                    "cand_a": "x",
+                    "cand_b": "y",
+                    "len_a": 10 + pair,
+                    "len_b": 5,
+                    "condition": "order",
+                    "presentation": pres,
+                    "slot1_is_a": slot1_is_a,
+                    "choice": o,
+                    "chosen_is_a": bool(o) and ((o == "first") == slot1_is_a),
+                    "valid": bool(o),
+                    "cue_slot": None,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -98,8 +115,18 @@ def test_position_preference_by_hand():
     # 10 pairs over 2 instructions: 5 first twice (FF), 1 last twice (SS), 3 consistent (FS/SF:
     # the same response twice), 1 with prompt 2 invalid (dropped under "valid").
     ff, ss = ("first", "first"), ("second", "second")
-    outcomes = [(0, *ff), (0, *ff), (0, *ff), (0, *ss), (0, "first", "second"),
-                (1, *ff), (1, *ff), (1, "second", "first"), (1, "first", "second"), (1, "first", "")]
+    outcomes = [
+        (0, *ff),
+        (0, *ff),
+        (0, *ff),
+        (0, *ss),
+        (0, "first", "second"),
+        (1, *ff),
+        (1, *ff),
+        (1, "second", "first"),
+        (1, "first", "second"),
+        (1, "first", ""),
+    ]
     rows = _rows(_order_frame(outcomes))
     pref = rows["position_preference"]
     # n = 9 pairs with both prompts valid; first 5/9, last 1/9, preference 4/9.
@@ -118,8 +145,7 @@ def test_position_preference_by_hand():
     assert rows["order_first"]["p_value"] is None and rows["order_last"]["p_value"] is None
     # Holm across the tested rows (position_preference, salience_longer): m = 2.
     sal = rows["salience_longer"]
-    assert pref["p_adjusted"] == pytest.approx(min(1.0, max(2 * min(pref["p_value"], sal["p_value"]),
-                                                            pref["p_value"])))
+    assert pref["p_adjusted"] == pytest.approx(min(1.0, max(2 * min(pref["p_value"], sal["p_value"]), pref["p_value"])))
 
 
 def test_bandwagon_follow_twice_against_twice_by_hand():
@@ -129,10 +155,26 @@ def test_bandwagon_follow_twice_against_twice_by_hand():
     rows = []
     for pair, (o1, o2) in enumerate(outcomes):
         for pres, o, cue in ((1, o1, "first"), (2, o2, "second")):
-            rows.append({"judge": "j", "self_key": "", "job": 1, "instruction": pair % 2, "pair": pair,
-                         "cand_a": "x", "cand_b": "y", "len_a": 10, "len_b": 5, "condition": "bandwagon",
-                         "presentation": pres, "slot1_is_a": True, "choice": o, "chosen_is_a": o == "first",
-                         "valid": True, "cue_slot": cue})
+            rows.append(
+                {
+                    "judge": "j",
+                    "self_key": "",
+                    "job": 1,
+                    "instruction": pair % 2,
+                    "pair": pair,
+                    "cand_a": "x",
+                    "cand_b": "y",
+                    "len_a": 10,
+                    "len_b": 5,
+                    "condition": "bandwagon",
+                    "presentation": pres,
+                    "slot1_is_a": True,
+                    "choice": o,
+                    "chosen_is_a": o == "first",
+                    "valid": True,
+                    "cue_slot": cue,
+                }
+            )
     row = _rows(pd.DataFrame(rows))["bandwagon"]
     assert row["value"] == pytest.approx(4 / 8) and (row["hits"], row["mirror"]) == (4, 1)
     # Sign test 4 of 5: 2 * P(X <= 1 | 5) = 2 * 6/32 = 0.375.
@@ -148,14 +190,36 @@ def _human_answers() -> pd.DataFrame:
     """Two raters x two instructions x 2 order pairs (twin tasks ab / ba)."""
     rows = []
     # (rater, instruction, pair, choice twin 1, choice twin 2)
-    plan = [(1, 0, 0, "A", "A"), (1, 0, 1, "A", "B"), (1, 1, 0, "A", "A"), (1, 1, 1, "B", "B"),
-            (2, 0, 0, "A", "A"), (2, 0, 1, "A", "A"), (2, 1, 0, "B", "A"), (2, 1, 1, "A", "B")]
+    plan = [
+        (1, 0, 0, "A", "A"),
+        (1, 0, 1, "A", "B"),
+        (1, 1, 0, "A", "A"),
+        (1, 1, 1, "B", "B"),
+        (2, 0, 0, "A", "A"),
+        (2, 0, 1, "A", "A"),
+        (2, 1, 0, "B", "A"),
+        (2, 1, 1, "A", "B"),
+    ]
     for rater, inst, pair, c1, c2 in plan:
         for twin, (pres, c) in enumerate((("ab", c1), ("ba", c2))):
-            rows.append({"rater": rater, "batch": inst, "instruction": inst, "condition": "order",
-                         "pair_index": pair, "position": 2 * pair + twin, "pair": pair, "resp_a": 10 * inst + 2 * pair,
-                         "resp_b": 10 * inst + 2 * pair + 1, "presentation": pres, "cue_slot": None, "choice": c,
-                         "units_a": 5 + pair, "units_b": 5})
+            rows.append(
+                {
+                    "rater": rater,
+                    "batch": inst,
+                    "instruction": inst,
+                    "condition": "order",
+                    "pair_index": pair,
+                    "position": 2 * pair + twin,
+                    "pair": pair,
+                    "resp_a": 10 * inst + 2 * pair,
+                    "resp_b": 10 * inst + 2 * pair + 1,
+                    "presentation": pres,
+                    "cue_slot": None,
+                    "choice": c,
+                    "units_a": 5 + pair,
+                    "units_b": 5,
+                }
+            )
     return pd.DataFrame(rows)
 
 

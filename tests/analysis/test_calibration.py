@@ -28,6 +28,7 @@ chosen once and never tuned to pass. (Before the ids were fixed, one session's r
 baseline gave order_last 0.197 [0.165, 0.229] on n=600: the one-in-several-hundred chance
 miss a 95% interval is allowed; that is why ids are now fixed, not why they are these.)
 """
+
 from __future__ import annotations
 
 import itertools
@@ -91,12 +92,20 @@ BIASES = {
     "self60": ("compassion_first", "compassion_last"),
     "random": ("order_first", "order_last", "egocentric", "salience_longer", "bandwagon"),
 }
-RUN = {"order_first": "order", "order_last": "order", "egocentric": "order", "salience_longer": "order",
-       "bandwagon": "bandwagon", "attentional": "attentional",
-       "compassion_first": "compassion", "compassion_last": "compassion"}
+RUN = {
+    "order_first": "order",
+    "order_last": "order",
+    "egocentric": "order",
+    "salience_longer": "order",
+    "bandwagon": "bandwagon",
+    "attentional": "attentional",
+    "compassion_first": "compassion",
+    "compassion_last": "compassion",
+}
 
 
 # --- the synthetic study -------------------------------------------------------------------
+
 
 def build_study() -> Study:
     """40 instructions x 6 candidates = 600 pairs; every text distinct, lengths distinct per
@@ -106,8 +115,12 @@ def build_study() -> Study:
     study = Study.objects.create(slug="calibration", name="Calibration study")
     cands = [Candidate.objects.create(study=study, key=k, name=k, position=i) for i, k in enumerate(CANDIDATES)]
     for index in range(N_INSTRUCTIONS):
-        ins = Instruction.objects.create(study=study, index=index, text=f"Explain topic number {index}.",
-                                         reference=f"A short reference about topic {index}.")
+        ins = Instruction.objects.create(
+            study=study,
+            index=index,
+            text=f"Explain topic number {index}.",
+            reference=f"A short reference about topic {index}.",
+        )
         lengths = [300 + rng.randrange(40)] + rng.sample(range(60, 280, 12), len(CANDIDATES) - 1)
         responses = []
         for cand, length in zip(cands, lengths, strict=True):
@@ -118,16 +131,22 @@ def build_study() -> Study:
         for a, b in itertools.combinations(responses, 2):
             # Fixed ids: the cue runs' arrangements and the random baseline are seeded by the
             # pair id, so fixed ids make every answer of this test the same in every session.
-            Pair.objects.create(pk=PAIR_ID0 + Pair.objects.filter(instruction__study=study).count(),
-                                instruction=ins, response_a=a, response_b=b)
+            Pair.objects.create(
+                pk=PAIR_ID0 + Pair.objects.filter(instruction__study=study).count(),
+                instruction=ins,
+                response_a=a,
+                response_b=b,
+            )
     return study
 
 
 # --- the expectation model -----------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Shown:
     """One prompt as the simulator sees it."""
+
     first: str
     second: str
     cue_kind: str = ""  # bandwagon | distractor | ""
@@ -150,6 +169,7 @@ def prompt_probs(k: Knobs, p: Shown) -> dict[str | None, float]:
 @dataclass(frozen=True)
 class PairCase:
     """What a bias definition needs to know about one judged pair (both presentations)."""
+
     shown: tuple[Shown, Shown]
     a_first: tuple[bool, bool]  # response a (m1) in the first slot, per presentation
     a_longer: bool  # 3.6: the longer response, a tie going to m2
@@ -186,8 +206,9 @@ def hit_and_den(bias: str, profile: str, case: PairCase, o1: str | None, o2: str
             # m1 = the model listed first in prompt 1 (counterbalanced: response a or b).
             want_m1 = bias == "compassion_first"
             m1_is_a = case.a_first[0]
-            return (both and (chose_a(case, 0, o1) == m1_is_a) == want_m1
-                    and (chose_a(case, 1, o2) == m1_is_a) == want_m1), True
+            return (
+                both and (chose_a(case, 0, o1) == m1_is_a) == want_m1 and (chose_a(case, 1, o2) == m1_is_a) == want_m1
+            ), True
         slot = "first" if bias == "compassion_first" else "second"
         return o1 == o2 == slot, both
     raise ValueError(bias)
@@ -206,9 +227,11 @@ def expected_rate(knobs: Knobs, cases: list[PairCase], bias: str, profile: str) 
 
 def pair_cases(job: JudgeJob, condition: str) -> list[PairCase]:
     """The pairs a job judged under ``condition``, as the simulator saw them (from the stored rows)."""
-    rows = (Judgment.objects.filter(job=job, condition=condition)
-            .select_related("pair__response_a__candidate", "pair__response_b__candidate")
-            .order_by("pair_id", "presentation"))
+    rows = (
+        Judgment.objects.filter(job=job, condition=condition)
+        .select_related("pair__response_a__candidate", "pair__response_b__candidate")
+        .order_by("pair_id", "presentation")
+    )
     cases = []
     for _pair_id, group in itertools.groupby(rows, key=lambda j: j.pair_id):
         twins = list(group)
@@ -217,13 +240,23 @@ def pair_cases(job: JudgeJob, condition: str) -> list[PairCase]:
         for j in twins:
             first, second = (a, b) if j.slot1_response_id == a.pk else (b, a)
             kind = {"bandwagon": "bandwagon", "attentional": "distractor"}.get(condition, "")
-            shown.append(Shown(first.text, second.text, kind, j.cue.get("cue_slot", "") if kind else "",
-                               j.cue.get("self_slot", "")))
+            shown.append(
+                Shown(
+                    first.text, second.text, kind, j.cue.get("cue_slot", "") if kind else "", j.cue.get("self_slot", "")
+                )
+            )
             a_first.append(first.pk == a.pk)
         own = job.judge.self_candidate_key
         own_is_a = (a.candidate.key == own) if own in (a.candidate.key, b.candidate.key) and own else None
-        cases.append(PairCase((shown[0], shown[1]), (a_first[0], a_first[1]), len(a.text) > len(b.text),
-                              len(a.text) == len(b.text), own_is_a))
+        cases.append(
+            PairCase(
+                (shown[0], shown[1]),
+                (a_first[0], a_first[1]),
+                len(a.text) > len(b.text),
+                len(a.text) == len(b.text),
+                own_is_a,
+            )
+        )
     return cases
 
 
@@ -321,6 +354,7 @@ def closed_forms(judge: str, cases: list[PairCase]) -> dict[tuple[str, str], flo
 
 # --- running the judges --------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def calibration(django_db_setup, django_db_blocker) -> Iterator[dict]:
     """Run every judge once through the real pipeline; yield measured rows and expectations."""
@@ -335,15 +369,22 @@ def calibration(django_db_setup, django_db_blocker) -> Iterator[dict]:
             for spec in JUDGES:
                 if spec.knobs:
                     judge = services.create_judge(
-                        name=f"cal-{spec.name}", base_url=server.base_url, model=f"sim:{spec.knobs}",
-                        max_concurrency=16, requests_per_minute=0, self_candidate_key=spec.self_key,
-                        request_timeout=10.0, transport=Judge.Transport.HTTP)
+                        name=f"cal-{spec.name}",
+                        base_url=server.base_url,
+                        model=f"sim:{spec.knobs}",
+                        max_concurrency=16,
+                        requests_per_minute=0,
+                        self_candidate_key=spec.self_key,
+                        request_timeout=10.0,
+                        transport=Judge.Transport.HTTP,
+                    )
                 else:
                     judge = services.create_judge(name=f"cal-{spec.name}", baseline="random")
                     Judge.objects.filter(pk=judge.pk).update(self_candidate_key=spec.self_key)
                     judge.refresh_from_db()
-                jobs[spec.name] = services.start_judge_job(study=study, judge=judge,
-                                                           condition_names=list(spec.conditions), seed=3)
+                jobs[spec.name] = services.start_judge_job(
+                    study=study, judge=judge, condition_names=list(spec.conditions), seed=3
+                )
 
             def all_finished() -> bool:
                 return not JudgeJob.objects.filter(study=study).exclude(status__in=JudgeJob.FINISHED).exists()
@@ -366,16 +407,24 @@ def calibration(django_db_setup, django_db_blocker) -> Iterator[dict]:
                         exact = expected_rate(knobs, cases, bias, profile) if knobs else value
                         expect[(spec.name, bias, profile)] = {"closed": value, "exact": exact}
             invalid = {s.name: parse_knobs(f"sim:{s.knobs}").invalid for s in JUDGES if s.knobs}
-            yield {"rows": rows, "expect": expect, "invalid": invalid, "seconds": seconds,
-                   "calls": sum(j.total for j in jobs.values())}
+            yield {
+                "rows": rows,
+                "expect": expect,
+                "invalid": invalid,
+                "seconds": seconds,
+                "calls": sum(j.total for j in jobs.values()),
+            }
         finally:
             worker.stop()
             server.stop()
             purge_broker()
             # Committed outside the per-test transactions: leave nothing for later modules.
             judges = list(Judge.objects.filter(name__startswith="cal-"))
-            keys = [llm_cache_key(j.cache_identity(), h) for j in judges for h in
-                    Judgment.objects.filter(job__judge=j).values_list("prompt_hash", flat=True)]
+            keys = [
+                llm_cache_key(j.cache_identity(), h)
+                for j in judges
+                for h in Judgment.objects.filter(job__judge=j).values_list("prompt_hash", flat=True)
+            ]
             Study.objects.filter(slug="calibration").delete()
             CachedCompletion.objects.filter(key__in=keys).delete()
             Judge.objects.filter(pk__in=[j.pk for j in judges]).delete()
@@ -404,7 +453,8 @@ def test_the_measured_interval_contains_the_injected_rate(calibration, judge, bi
     lo, hi = row["ci95"]
     # 1e-12: analysis' Wilson lower bound at a rate of exactly 0 comes out as ~4e-19, not 0.
     assert lo - 1e-12 <= want <= hi + 1e-12, (
-        f"{key}: measured {row['value']:.4f} [{lo:.4f}, {hi:.4f}] n={row['n']}, expected {want:.4f}")
+        f"{key}: measured {row['value']:.4f} [{lo:.4f}, {hi:.4f}] n={row['n']}, expected {want:.4f}"
+    )
     # Cluster-robust (bootstrap over instructions, docs/methods.md): never narrower than Wilson at n.
     w_lo, w_hi = wilson(row["value"], row["n"])
     assert lo <= w_lo + 1e-12 and hi >= w_hi - 1e-12, (key, row["ci95"], (w_lo, w_hi))
@@ -415,8 +465,13 @@ def test_the_measured_interval_contains_the_injected_rate(calibration, judge, bi
 # The row whose exact test must flag each injected bias (docs/methods.md: position_preference is
 # first twice vs last twice; bandwagon/attentional follow-twice vs against-twice; salience longer
 # vs shorter among kept pairs). Unbiased judges (null, random) must not be flagged on any row.
-INJECTED = {"first30": "position_preference", "last20-invalid15": "position_preference",
-            "bandwagon60-invalid10": "bandwagon", "distractor40": "attentional", "length50": "salience_longer"}
+INJECTED = {
+    "first30": "position_preference",
+    "last20-invalid15": "position_preference",
+    "bandwagon60-invalid10": "bandwagon",
+    "distractor40": "attentional",
+    "length50": "salience_longer",
+}
 
 
 def test_injected_biases_are_significant_and_unbiased_judges_are_not(calibration):
@@ -453,8 +508,10 @@ def test_write_the_calibration_table(calibration):
     lines = [f"{'judge':24} {'bias':17} {'profile':13} {'expected':>8} {'measured':>8}  ci95             n  valid"]
     for (judge, bias, profile), e in sorted(calibration["expect"].items()):
         r = measured(calibration, judge, bias, profile)
-        lines.append(f"{judge:24} {bias:17} {profile:13} {e['closed']:8.4f} {r['value']:8.4f}  "
-                     f"[{r['ci95'][0]:.4f}, {r['ci95'][1]:.4f}] {r['n']:4d}  {r['valid_rate']:.4f}")
+        lines.append(
+            f"{judge:24} {bias:17} {profile:13} {e['closed']:8.4f} {r['value']:8.4f}  "
+            f"[{r['ci95'][0]:.4f}, {r['ci95'][1]:.4f}] {r['n']:4d}  {r['valid_rate']:.4f}"
+        )
     lines.append(f"{calibration['calls']} judge calls in {calibration['seconds']:.1f} s")
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "calibration.txt").write_text("\n".join(lines) + "\n")
@@ -463,21 +520,35 @@ def test_write_the_calibration_table(calibration):
 
 # --- the formula against the simulator itself (no worker needed, but cheap) ----------------
 
+
 def test_prompt_probs_match_the_simulator():
     """Monte Carlo over seeds of ``behaviour.decide`` on rendered prompts vs ``prompt_probs``."""
     from judging.prompts import render
 
     texts = ("a short answer", "a much longer answer that keeps going on and on")
-    settings = [("order_first=0.3", "order", {}), ("order_last=0.2,invalid=0.15", "order", {}),
-                ("bandwagon=0.6,order_first=0.2", "bandwagon", {"cue_slot": "second", "percent": 85}),
-                ("distractor=0.4,length=0.3", "attentional",
-                 {"cue_slot": "first", "distractor": "System Star plays a lot of soccer and basketball."}),
-                ("self=0.6,length=0.5", "compassion", {"names": ["own", "bravo"], "self_slot": "second"}),
-                ("length=0.5,order_last=0.1", "order", {})]
+    settings = [
+        ("order_first=0.3", "order", {}),
+        ("order_last=0.2,invalid=0.15", "order", {}),
+        ("bandwagon=0.6,order_first=0.2", "bandwagon", {"cue_slot": "second", "percent": 85}),
+        (
+            "distractor=0.4,length=0.3",
+            "attentional",
+            {"cue_slot": "first", "distractor": "System Star plays a lot of soccer and basketball."},
+        ),
+        ("self=0.6,length=0.5", "compassion", {"names": ["own", "bravo"], "self_slot": "second"}),
+        ("length=0.5,order_last=0.1", "order", {}),
+    ]
     for spec, condition, cue in settings:
         for first, second in (texts, texts[::-1]):
-            messages = render(version="v1", condition=condition, instruction="Say something.", reference="",
-                              first_text=first, second_text=second, cue=cue).messages
+            messages = render(
+                version="v1",
+                condition=condition,
+                instruction="Say something.",
+                reference="",
+                first_text=first,
+                second_text=second,
+                cue=cue,
+            ).messages
             seen = read_prompt(messages)
             assert (seen.first, seen.second) == (first, second)
             n, counts = 4000, {None: 0, "first": 0, "second": 0}
@@ -485,9 +556,10 @@ def test_prompt_probs_match_the_simulator():
                 d = decide(parse_knobs(f"sim:{spec},seed={seed}"), messages)
                 counts[d.slot or None] += 1
             kind = {"bandwagon": "bandwagon", "attentional": "distractor"}.get(condition, "")
-            want = prompt_probs(parse_knobs(f"sim:{spec}"),
-                                Shown(first, second, kind, cue.get("cue_slot", "") if kind else "",
-                                      cue.get("self_slot", "")))
+            want = prompt_probs(
+                parse_knobs(f"sim:{spec}"),
+                Shown(first, second, kind, cue.get("cue_slot", "") if kind else "", cue.get("self_slot", "")),
+            )
             for outcome, p in want.items():
                 se = max(np.sqrt(p * (1 - p) / n), 1e-9)
                 assert abs(counts[outcome] / n - p) <= 4 * se + 1e-9, (spec, first, outcome, counts, want)

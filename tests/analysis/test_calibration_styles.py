@@ -20,6 +20,7 @@ seeds: so every style's judgments are the same decisions, and the measured table
 same for every style (checked), besides each parsed choice being the simulator's own choice
 (checked for every judgment). The seeds were chosen once, not tuned.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -42,9 +43,21 @@ from tests.conftest import ARTIFACTS, WorkerProcess, purge_broker, wait_until
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db]
 
-STYLES = ("terse", "verbose", "json", "mixed", "verbose_reasoning", "restated_bandwagon",
-          "restated_distractor", "hedge_naming_loser", "negation", "markdown", "tie", "refusal",
-          "both_labels_final_sentence")
+STYLES = (
+    "terse",
+    "verbose",
+    "json",
+    "mixed",
+    "verbose_reasoning",
+    "restated_bandwagon",
+    "restated_distractor",
+    "hedge_naming_loser",
+    "negation",
+    "markdown",
+    "tie",
+    "refusal",
+    "both_labels_final_sentence",
+)
 INVALID_STYLES = ("tie", "refusal", "both_labels_final_sentence")
 JUDGES = {"null": "seed=21", "biased": "order_first=0.3,bandwagon=0.5,distractor=0.5,seed=22"}
 CONDITIONS = ("order", "bandwagon", "attentional")
@@ -64,8 +77,12 @@ def build_study() -> Study:
     study = Study.objects.create(slug=SLUG, name="Calibration by output style")
     cands = [Candidate.objects.create(study=study, key=k, name=k, position=i) for i, k in enumerate(CANDIDATES)]
     for index in range(N_INSTRUCTIONS):
-        ins = Instruction.objects.create(study=study, index=index, text=f"Describe subject number {index}.",
-                                         reference=f"A short reference about subject {index}.")
+        ins = Instruction.objects.create(
+            study=study,
+            index=index,
+            text=f"Describe subject number {index}.",
+            reference=f"A short reference about subject {index}.",
+        )
         responses = []
         for cand, length in zip(cands, rng.sample(range(80, 320, 9), len(cands)), strict=True):
             text = f"{cand.key} on subject {index} says"
@@ -73,15 +90,22 @@ def build_study() -> Study:
                 text += " " + rng.choice(WORDS)
             responses.append(Response.objects.create(instruction=ins, candidate=cand, text=text[:length]))
         for a, b in itertools.combinations(responses, 2):  # fixed ids: fixed cue arrangements
-            Pair.objects.create(pk=PAIR_ID0 + Pair.objects.filter(instruction__study=study).count(),
-                                instruction=ins, response_a=a, response_b=b)
+            Pair.objects.create(
+                pk=PAIR_ID0 + Pair.objects.filter(instruction__study=study).count(),
+                instruction=ins,
+                response_a=a,
+                response_b=b,
+            )
     return study
 
 
 def _cleanup() -> None:
     judges = list(Judge.objects.filter(name__startswith="sty-"))
-    keys = [llm_cache_key(j.cache_identity(), h) for j in judges
-            for h in Judgment.objects.filter(job__judge=j).values_list("prompt_hash", flat=True)]
+    keys = [
+        llm_cache_key(j.cache_identity(), h)
+        for j in judges
+        for h in Judgment.objects.filter(job__judge=j).values_list("prompt_hash", flat=True)
+    ]
     Study.objects.filter(slug=SLUG).delete()
     CachedCompletion.objects.filter(key__in=keys).delete()
     Judge.objects.filter(pk__in=[j.pk for j in judges]).delete()
@@ -100,11 +124,17 @@ def styled(django_db_setup, django_db_blocker) -> Iterator[dict]:
             jobs = {}
             for style, judge in itertools.product(STYLES, JUDGES):
                 j = services.create_judge(
-                    name=f"sty-{style}-{judge}", base_url=server.base_url, model=f"sim:{knobs_of(style, judge)}",
-                    max_concurrency=16, requests_per_minute=0, request_timeout=10.0,
-                    transport=Judge.Transport.HTTP)
-                jobs[(style, judge)] = services.start_judge_job(study=study, judge=j, condition_names=list(CONDITIONS),
-                                                                seed=3)
+                    name=f"sty-{style}-{judge}",
+                    base_url=server.base_url,
+                    model=f"sim:{knobs_of(style, judge)}",
+                    max_concurrency=16,
+                    requests_per_minute=0,
+                    request_timeout=10.0,
+                    transport=Judge.Transport.HTTP,
+                )
+                jobs[(style, judge)] = services.start_judge_job(
+                    study=study, judge=j, condition_names=list(CONDITIONS), seed=3
+                )
 
             def all_finished() -> bool:
                 return not JudgeJob.objects.filter(study=study).exclude(status__in=JudgeJob.FINISHED).exists()
@@ -123,9 +153,18 @@ def styled(django_db_setup, django_db_blocker) -> Iterator[dict]:
                     r = found[bias]
                     table[(style, judge, bias)] = {
                         "expected": expected_rate(knobs, pair_cases(job, condition), bias, "default"),
-                        "value": r["value"], "ci95": r["ci95"], "n": r["n"], "valid_rate": r["valid_rate"]}
-            yield {"table": table, "jobs": jobs, "run_seconds": run_seconds,
-                   "calls": sum(j.total for j in jobs.values()), "started": started}
+                        "value": r["value"],
+                        "ci95": r["ci95"],
+                        "n": r["n"],
+                        "valid_rate": r["valid_rate"],
+                    }
+            yield {
+                "table": table,
+                "jobs": jobs,
+                "run_seconds": run_seconds,
+                "calls": sum(j.total for j in jobs.values()),
+                "started": started,
+            }
         finally:
             worker.stop()
             server.stop()
@@ -149,8 +188,9 @@ def test_the_style_changes_no_measurement(styled):
     """Same decisions in every style -> the very same table (value, n, interval) for each."""
     for judge, bias in itertools.product(JUDGES, BIASES):
         for group in (tuple(s for s in STYLES if s not in INVALID_STYLES), INVALID_STYLES):
-            cells = {(styled["table"][(s, judge, bias)]["value"], styled["table"][(s, judge, bias)]["n"])
-                     for s in group}
+            cells = {
+                (styled["table"][(s, judge, bias)]["value"], styled["table"][(s, judge, bias)]["n"]) for s in group
+            }
             assert len(cells) == 1, (judge, bias, group, cells)
 
 
@@ -162,8 +202,13 @@ def test_every_parsed_choice_is_the_simulators_choice(styled, style):
         rows = list(job.judgments.select_related("pair__instruction", "pair__response_a", "pair__response_b"))
         wrong = []
         for j in rows:
-            prompt = conditions.render_for(version=job.prompt_version, condition=j.condition, pair=j.pair,
-                                           slot1_response_id=j.slot1_response_id, cue=j.cue)
+            prompt = conditions.render_for(
+                version=job.prompt_version,
+                condition=j.condition,
+                pair=j.pair,
+                slot1_response_id=j.slot1_response_id,
+                cue=j.cue,
+            )
             truth = decide(knobs, prompt.messages).slot or None
             if (j.choice or None) != truth:
                 wrong.append((j.condition, truth, j.choice, j.raw_text))
@@ -187,10 +232,14 @@ def test_the_old_last_label_rule_would_have_failed_here(styled):
 def test_write_the_style_calibration_table(styled):
     lines = [f"{'style':28} {'judge':7} {'bias':12} {'expected':>8} {'measured':>8}  ci95               n  valid"]
     for (style, judge, bias), e in styled["table"].items():
-        lines.append(f"{style:28} {judge:7} {bias:12} {e['expected']:8.4f} {e['value']:8.4f}  "
-                     f"[{e['ci95'][0]:.4f}, {e['ci95'][1]:.4f}] {e['n']:4d}  {e['valid_rate']:.3f}")
-    lines.append(f"{styled['calls']} judge calls in {styled['run_seconds']:.1f} s "
-                 f"(fixture total {time.monotonic() - styled['started']:.1f} s)")
+        lines.append(
+            f"{style:28} {judge:7} {bias:12} {e['expected']:8.4f} {e['value']:8.4f}  "
+            f"[{e['ci95'][0]:.4f}, {e['ci95'][1]:.4f}] {e['n']:4d}  {e['valid_rate']:.3f}"
+        )
+    lines.append(
+        f"{styled['calls']} judge calls in {styled['run_seconds']:.1f} s "
+        f"(fixture total {time.monotonic() - styled['started']:.1f} s)"
+    )
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "calibration_styles.txt").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -1,5 +1,6 @@
 """The chance level of a mean RBO (docs/methods.md "Chance RBO"): random orderings of five answers
 agree far above 0, and a report must not read that as agreement."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -36,8 +37,9 @@ def test_a_ranking_at_chance_is_not_above_it():
     rng = random.Random(5)
     left = _series([ITEMS] * 30)
     right = _series([rng.sample(ITEMS, 5) for _ in range(30)])
-    row = rbo_row("human_vs_judge", "humans", "j", left, right, variant="ext", p=0.8, ties="a", seed=1,
-                  with_chance=True)
+    row = rbo_row(
+        "human_vs_judge", "humans", "j", left, right, variant="ext", p=0.8, ties="a", seed=1, with_chance=True
+    )
     assert row["chance"]["p_above"] > 0.05
     assert abs(row["value"] - row["chance"]["value"]) < 0.05
 

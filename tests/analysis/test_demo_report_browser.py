@@ -5,6 +5,7 @@ services, both demo judge jobs answered by the simulator over HTTP), the report 
 the worker computes it, and Chromium reads the page: summary cards first, human rows in the bias,
 RBO and rater-agreement tables, and no plot panel that is empty without saying why.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -63,7 +64,8 @@ def test_the_demo_report_leads_with_verdicts_and_compares_people_with_judges(
     subjects = cards.evaluate_all("els => els.map(e => e.dataset.subject)")
     assert {"humans", "simulated-judge", "longer"} <= set(subjects)
     assert page.locator("#summary").evaluate(
-        "s => s.compareDocumentPosition(document.querySelector('.figures')) & Node.DOCUMENT_POSITION_FOLLOWING")
+        "s => s.compareDocumentPosition(document.querySelector('.figures')) & Node.DOCUMENT_POSITION_FOLLOWING"
+    )
     judge = page.locator('article.summary-card[data-subject="simulated-judge"]')
     assert judge.get_attribute("data-verdict") == "biased"
     assert judge.locator('li[data-verdict="biased"]').count() >= 1

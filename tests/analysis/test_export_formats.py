@@ -1,4 +1,5 @@
 """Exports: JSON validates against the schema; CSV and HTML carry exactly the JSON's numbers."""
+
 from __future__ import annotations
 
 import csv
@@ -20,13 +21,56 @@ pytestmark = pytest.mark.django_db
 # Until the bias/agreement sections land these are empty; rows in the contract's shape
 # make sure plots and tables handle them (and that nasty text stays escaped).
 BIAS_ROWS = [
-    {"subject": "humans", "bias": "order_first", "value": 0.2, "n": 750, "valid_rate": 1.0, "random": 0.25, "ci95": [0.17, 0.23], "p_value": 0.01},
-    {"subject": "gpt4", "bias": "order_first", "value": 0.31, "n": 5250, "valid_rate": 0.97, "random": 0.25, "ci95": [0.3, 0.32], "p_value": 0.0},
-    {"subject": "<script>x</script>", "bias": "bandwagon", "value": 0.4, "n": 10, "valid_rate": 0.5, "random": 0.25, "ci95": None, "p_value": None},
+    {
+        "subject": "humans",
+        "bias": "order_first",
+        "value": 0.2,
+        "n": 750,
+        "valid_rate": 1.0,
+        "random": 0.25,
+        "ci95": [0.17, 0.23],
+        "p_value": 0.01,
+    },
+    {
+        "subject": "gpt4",
+        "bias": "order_first",
+        "value": 0.31,
+        "n": 5250,
+        "valid_rate": 0.97,
+        "random": 0.25,
+        "ci95": [0.3, 0.32],
+        "p_value": 0.0,
+    },
+    {
+        "subject": "<script>x</script>",
+        "bias": "bandwagon",
+        "value": 0.4,
+        "n": 10,
+        "valid_rate": 0.5,
+        "random": 0.25,
+        "ci95": None,
+        "p_value": None,
+    },
 ]
 AGREEMENT_ROWS = [
-    {"kind": "human_vs_judge", "metric": "rbo_ext", "a": "humans", "b": "gpt4", "value": 0.4962, "n": 50, "ci95": [0.45, 0.54]},
-    {"kind": "human_vs_judge", "metric": "rbo_ext", "a": "humans", "b": "llama", "value": 0.31, "n": 50, "ci95": [0.27, 0.35]},
+    {
+        "kind": "human_vs_judge",
+        "metric": "rbo_ext",
+        "a": "humans",
+        "b": "gpt4",
+        "value": 0.4962,
+        "n": 50,
+        "ci95": [0.45, 0.54],
+    },
+    {
+        "kind": "human_vs_judge",
+        "metric": "rbo_ext",
+        "a": "humans",
+        "b": "llama",
+        "value": 0.31,
+        "n": 50,
+        "ci95": [0.27, 0.35],
+    },
 ]
 
 
@@ -58,8 +102,14 @@ def test_json_matches_the_schema_and_bad_reports_are_refused(report):
 def test_csv_zip_has_every_table_and_the_json_numbers(report):
     archive = zipfile.ZipFile(io.BytesIO(export(report, "csv")))
     names = set(archive.namelist())
-    assert {"bias.csv", "agreement.csv", "paper.csv", "manifest.csv", "length_control_strata.csv",
-            "length_control_judge_vs_human.csv"} <= names
+    assert {
+        "bias.csv",
+        "agreement.csv",
+        "paper.csv",
+        "manifest.csv",
+        "length_control_strata.csv",
+        "length_control_judge_vs_human.csv",
+    } <= names
     expected = _numbers(report)
     seen = 0
     for name in names:

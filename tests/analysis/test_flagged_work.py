@@ -1,4 +1,5 @@
 """Check tasks are never data, and a profile may leave flagged work out (analysis.loaders.counted_work)."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -55,7 +56,9 @@ def test_check_tasks_are_never_human_rows(study):
     frame = loaders.human_pairwise_frame(study)
     assert len(frame) == 3 * n_items  # every worker answered the checks too: 3 x 14 submissions
     assert Submission.objects.filter(assignment__batch__study=study).count() == 3 * (n_items + n_checks)
-    check_positions = set(Task.objects.filter(batch__study=study).exclude(role=Task.Role.ITEM).values_list("position", flat=True))
+    check_positions = set(
+        Task.objects.filter(batch__study=study).exclude(role=Task.Role.ITEM).values_list("position", flat=True)
+    )
     assert not set(frame["position"]) & check_positions
     assert frame["pair_index"].ge(0).all()  # no check (pair_index None) slipped in as a pair of its own
     votes = load_votes(study=study, responses=response_lengths(study=study, profile=DEFAULT))
@@ -78,7 +81,11 @@ def test_check_rankings_are_not_rankings_data():
 
 
 def test_default_unflagged_leaves_flagged_work_out_and_default_keeps_it(study):
-    flagged = {a.participant.label for a in Assignment.objects.filter(batch__study=study).select_related("participant") if a.flags}
+    flagged = {
+        a.participant.label
+        for a in Assignment.objects.filter(batch__study=study).select_related("participant")
+        if a.flags
+    }
     [sloppy] = flagged
     assert sloppy.startswith("p-")
     kept = raters(loaders.human_pairwise_frame(study, profile=DEFAULT), study)
@@ -87,11 +94,15 @@ def test_default_unflagged_leaves_flagged_work_out_and_default_keeps_it(study):
     assert {k: v for k, v in kept.items() if k != sloppy} == {k: v for k, v in left.items() if k != sloppy}
     assert sum(left.values()) == 20
     responses = response_lengths(study=study, profile=DEFAULT)
-    assert (len(load_votes(study=study, responses=responses, profile=DEFAULT)),
-            len(load_votes(study=study, responses=responses, profile=UNFLAGGED))) == (30, 20)
+    assert (
+        len(load_votes(study=study, responses=responses, profile=DEFAULT)),
+        len(load_votes(study=study, responses=responses, profile=UNFLAGGED)),
+    ) == (30, 20)
     reviews = loaders.assignment_reviews(study, profile=UNFLAGGED)
     assert reviews["counts"].sum() == 2 and len(reviews) == 3
-    rows = [r for r in bias.build(study=study, profile=UNFLAGGED) if r["subject"] == "humans" and r["bias"] == "order_first"]
+    rows = [
+        r for r in bias.build(study=study, profile=UNFLAGGED) if r["subject"] == "humans" and r["bias"] == "order_first"
+    ]
     assert rows and {round(r["valid_rate"], 6) for r in rows} == {round(2 / 3, 6)}
 
 

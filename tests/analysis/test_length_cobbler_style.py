@@ -26,6 +26,7 @@ The section merges the two presentations: equal winners stand, anything else is 
   K1 p1 m1, p2 m1 -> m1       K2 p1 m3, p2 m3 -> m3       K3 p1 m3, p2 m3 -> m3
   K4 p1 m1, p2 m1 -> m1       K5 p1 "first" (m1), p2 "first" (m3) -> tie (position-bound)
 """
+
 from __future__ import annotations
 
 import itertools
@@ -53,10 +54,15 @@ pytestmark = pytest.mark.django_db
 _ids = itertools.count()
 
 LENGTHS = {
-    ("i1", "m1"): 100, ("i1", "m2"): 50, ("i1", "m3"): 75,
-    ("i2", "m1"): 100, ("i2", "m3"): 96,
-    ("i3", "m2"): 80, ("i3", "m3"): 100,
-    ("i4", "m1"): 100, ("i4", "m2"): 92,
+    ("i1", "m1"): 100,
+    ("i1", "m2"): 50,
+    ("i1", "m3"): 75,
+    ("i2", "m1"): 100,
+    ("i2", "m3"): 96,
+    ("i3", "m2"): 80,
+    ("i3", "m3"): 100,
+    ("i4", "m1"): 100,
+    ("i4", "m2"): 92,
 }
 PAIRS = [("i1", "m1", "m2"), ("i2", "m1", "m3"), ("i3", "m2", "m3"), ("i4", "m1", "m2"), ("i1", "m1", "m3")]
 # Per pair index: {rater: (winner in "ab", winner in "ba")}; "T" is a tie vote.
@@ -68,7 +74,13 @@ VOTES = {
     4: {"h1": ("m1", "m1")},
 }
 # Per pair index: the slot the judge chose in presentations 1 and 2.
-VERDICTS = {0: ("first", "second"), 1: ("second", "first"), 2: ("second", "first"), 3: ("first", "second"), 4: ("first", "first")}
+VERDICTS = {
+    0: ("first", "second"),
+    1: ("second", "first"),
+    2: ("second", "first"),
+    3: ("first", "second"),
+    4: ("first", "first"),
+}
 
 
 def cobbler_study(*, slug: str = "cobbler-len", h3_review: str = "rejected") -> Study:
@@ -82,26 +94,42 @@ def cobbler_study(*, slug: str = "cobbler-len", h3_review: str = "rejected") -> 
         (q, m): Response.objects.create(instruction=items[q], candidate=cands[m], text="x" * n)
         for (q, m), n in LENGTHS.items()
     }
-    pairs = [Pair.objects.create(instruction=items[q], response_a=responses[q, a], response_b=responses[q, b]) for q, a, b in PAIRS]
+    pairs = [
+        Pair.objects.create(instruction=items[q], response_a=responses[q, a], response_b=responses[q, b])
+        for q, a, b in PAIRS
+    ]
 
     batch = Batch.objects.create(study=study, condition="order", index=0)
     tasks = {}
     for index, pair in enumerate(pairs):
         for twin, presentation in enumerate(("ab", "ba")):
             tasks[index, presentation] = Task.objects.create(
-                batch=batch, position=2 * index + twin, kind="pairwise", condition="order",
-                instruction=pair.instruction, pair=pair, presentation=presentation, pair_index=index,
+                batch=batch,
+                position=2 * index + twin,
+                kind="pairwise",
+                condition="order",
+                instruction=pair.instruction,
+                pair=pair,
+                presentation=presentation,
+                pair_index=index,
             )
     assignments = {}
     for rater, review in (("h1", "approved"), ("h2", "approved"), ("h3", h3_review)):
-        participant = Participant.objects.create(study=study, platform="code", external_hash=f"hash-{rater}", label=rater)
-        assignments[rater] = Assignment.objects.create(batch=batch, participant=participant, status="submitted", review=review)
+        participant = Participant.objects.create(
+            study=study, platform="code", external_hash=f"hash-{rater}", label=rater
+        )
+        assignments[rater] = Assignment.objects.create(
+            batch=batch, participant=participant, status="submitted", review=review
+        )
 
     def vote(rater: str, task: Task, choice: str) -> None:
         slot_a, slot_b = task.slot_responses()
         chosen = {"A": slot_a, "B": slot_b, "T": None}[choice]
         Submission.objects.create(
-            assignment=assignments[rater], task=task, choice=choice, chosen_response=chosen,
+            assignment=assignments[rater],
+            task=task,
+            choice=choice,
+            chosen_response=chosen,
             idempotency_key=f"lcc{next(_ids)}",
         )
 
@@ -122,9 +150,16 @@ def cobbler_study(*, slug: str = "cobbler-len", h3_review: str = "rejected") -> 
         for presentation, choice in zip((1, 2), VERDICTS[index], strict=True):
             slots = (pair.response_a, pair.response_b) if presentation == 1 else (pair.response_b, pair.response_a)
             Judgment.objects.create(
-                job=job, pair=pair, condition="order", presentation=presentation, slot1_response=slots[0],
-                raw_text=f"[[{choice}]]", choice=choice, chosen_response=slots[0 if choice == "first" else 1],
-                valid=True, status="done",
+                job=job,
+                pair=pair,
+                condition="order",
+                presentation=presentation,
+                slot1_response=slots[0],
+                raw_text=f"[[{choice}]]",
+                choice=choice,
+                chosen_response=slots[0 if choice == "first" else 1],
+                valid=True,
+                status="done",
             )
     return study
 
@@ -145,7 +180,12 @@ def test_order_condition_numbers_by_hand():
     assert (s["unit"], s["join"], s["scope"]) == ("chars", "unordered", "judged-turn")
     # 16 approved votes (h1 10, h2 6), one tie; 5 keys, K4 split 1-1; 10 judgments merge to 5 keys.
     assert s["counts"] == {
-        "votes": 16, "decisive_votes": 15, "keys": 5, "majority_keys": 4, "judge_rows": 10, "judge_keys": 5,
+        "votes": 16,
+        "decisive_votes": 15,
+        "keys": 5,
+        "majority_keys": 4,
+        "judge_rows": 10,
+        "judge_keys": 5,
     }
     (row,) = s["judge_vs_human"]
     assert (row["judge"], row["condition"]) == ("lcc-judge", "order")
@@ -161,7 +201,10 @@ def test_order_condition_numbers_by_hand():
     assert row["null_agreement"] == pytest.approx(7 / 15)
     # Null vs decisive merged verdicts: K1 m1 yes, K2 m3 no, K3 m3 yes, K4 m1 yes -> 3/4.
     assert [(r["condition"], r["agreement"], r["n"]) for r in s["null_vs_judge"]] == [("order", 0.75, 4)]
-    strata = {r["bin"]: (r["condition"], r["judge_agreement"], r["judge_n"], r["null_agreement"], r["null_n"]) for r in s["strata"]}
+    strata = {
+        r["bin"]: (r["condition"], r["judge_agreement"], r["judge_n"], r["null_agreement"], r["null_n"])
+        for r in s["strata"]
+    }
     assert strata == {
         "<5%": ("order", 1.0, 1, 0.0, 3),  # judge K2; null K2 0/3
         "<10%": ("order", 1.0, 1, pytest.approx(0.2), 5),  # judge K2 (K4 has no majority); null K2 0/3 + K4 1/2
@@ -170,7 +213,9 @@ def test_order_condition_numbers_by_hand():
     }
     diffs = {(r["subject"], r["a"], r["b"]): r["difference"] for r in s["strata_differences"]}
     assert diffs == {
-        ("judge", "<10%", "10-30%"): 1.0, ("judge", "<10%", ">30%"): 0.0, ("judge", "10-30%", ">30%"): -1.0,
+        ("judge", "<10%", "10-30%"): 1.0,
+        ("judge", "<10%", ">30%"): 0.0,
+        ("judge", "10-30%", ">30%"): -1.0,
         ("null", "<10%", "10-30%"): pytest.approx(-0.3),
         ("null", "<10%", ">30%"): pytest.approx(-0.55),
         ("null", "10-30%", ">30%"): pytest.approx(-0.25),

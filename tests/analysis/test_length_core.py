@@ -1,4 +1,5 @@
 """Pure length-control functions on hand-made DataFrames (numbers worked out in comments)."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -83,14 +84,18 @@ def test_a_judge_no_better_than_length_is_length_confounded():
 def test_two_presentations_merge_like_gpt4_pair():
     # One key, judged in both orders: agreeing rows stand, disagreeing ones become a tie.
     v = votes([("q", "q", "order", "a", "b", "", "first", 10, 20)])
-    agree = verdicts([
-        ("j", "q", "q", "order", "a", "b", "", "first", 10, 20),
-        ("j", "q", "q", "order", "b", "a", "", "second", 20, 10),
-    ])
-    split = verdicts([
-        ("j", "q", "q", "order", "a", "b", "", "first", 10, 20),
-        ("j", "q", "q", "order", "b", "a", "", "first", 20, 10),
-    ])
+    agree = verdicts(
+        [
+            ("j", "q", "q", "order", "a", "b", "", "first", 10, 20),
+            ("j", "q", "q", "order", "b", "a", "", "second", 20, 10),
+        ]
+    )
+    split = verdicts(
+        [
+            ("j", "q", "q", "order", "a", "b", "", "first", 10, 20),
+            ("j", "q", "q", "order", "b", "a", "", "first", 20, 10),
+        ]
+    )
     assert length_control_table(v, agree, join="unordered")["judge_vs_human"][0]["n"] == 1
     row = length_control_table(v, split, join="unordered")["judge_vs_human"][0]
     assert (row["n"], row["s1_n"], row["s1_agreement"]) == (0, 1, 0.0)  # a tie: no key, one S1 miss
@@ -99,22 +104,28 @@ def test_two_presentations_merge_like_gpt4_pair():
 def test_strata_difference_has_a_bootstrap_interval_over_questions():
     # <10% keys always agree, >30% keys never: every resample gives a difference of exactly 1.
     rows = [("j", f"q{i}", f"q{i}", "plain", "m1", "m2", "", "first", 100, 98 if i < 10 else 10) for i in range(20)]
-    v = votes([
-        (f"q{i}", f"q{i}", "plain", "m1", "m2", "", "first" if i < 10 else "second", 100, 98 if i < 10 else 10)
-        for i in range(20)
-    ])
+    v = votes(
+        [
+            (f"q{i}", f"q{i}", "plain", "m1", "m2", "", "first" if i < 10 else "second", 100, 98 if i < 10 else 10)
+            for i in range(20)
+        ]
+    )
     out = length_control_table(v, verdicts(rows), join="unordered", seed=1, resamples=200)
-    diff = next(r for r in out["strata_differences"] if r["subject"] == "judge" and (r["a"], r["b"]) == ("<10%", ">30%"))
+    diff = next(
+        r for r in out["strata_differences"] if r["subject"] == "judge" and (r["a"], r["b"]) == ("<10%", ">30%")
+    )
     assert diff["difference"] == 1.0
     assert diff["ci95"] == [1.0, 1.0]
 
 
 def test_bootstrap_interval_is_seeded_and_brackets_the_estimate():
-    scored = pd.DataFrame({
-        "unit": [f"q{i % 30}" for i in range(120)],
-        "bin": ["<10%"] * 60 + [">30%"] * 60,
-        "agree": [i % 3 != 0 for i in range(60)] + [i % 2 == 0 for i in range(60)],
-    })
+    scored = pd.DataFrame(
+        {
+            "unit": [f"q{i % 30}" for i in range(120)],
+            "bin": ["<10%"] * 60 + [">30%"] * 60,
+            "agree": [i % 3 != 0 for i in range(60)] + [i % 2 == 0 for i in range(60)],
+        }
+    )
     first = bootstrap_difference(scored, first="<10%", second=">30%", seed=7, resamples=500)
     again = bootstrap_difference(scored, first="<10%", second=">30%", seed=7, resamples=500)
     assert first == again

@@ -8,6 +8,7 @@ Hand count (judged-turn chars; conversation = all assistant messages):
   903 t1 x-z: vote x (written z,x); gpt-4 x (x,z).  x 44 / z 44       (conv 118 / 88)
   903 t1 y-z: vote y; gpt-4 tie.                    y 13 / z 44       (conv 37 / 88)
 """
+
 from __future__ import annotations
 
 import pytest

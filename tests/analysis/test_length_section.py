@@ -8,6 +8,7 @@ Keys (unordered join; winner named by model). Votes per key, then the judge:
   Q5 x-z d=.02 (<5%):    x                  judge tie (inconsistent)
   Q6 y-z d=.20 (10-30%): z                  judge z
 """
+
 from __future__ import annotations
 
 import pytest
@@ -28,7 +29,10 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def worked_study():
     return mtbench_study(
-        slug="worked", answers=WORKED_ANSWERS, votes=WORKED_VOTES, verdicts=WORKED_VERDICTS,
+        slug="worked",
+        answers=WORKED_ANSWERS,
+        votes=WORKED_VOTES,
+        verdicts=WORKED_VERDICTS,
         second_turn=WORKED_SECOND_TURN,
     )
 
@@ -40,7 +44,14 @@ def _strata(section: dict) -> dict:
 def test_default_profile_unordered_judged_turn(worked_study):
     s = length_control.build(study=worked_study, profile=get_profile("default"))
     assert (s["unit"], s["join"], s["scope"]) == ("chars", "unordered", "judged-turn")
-    assert s["counts"] == {"votes": 11, "decisive_votes": 10, "keys": 6, "majority_keys": 6, "judge_rows": 6, "judge_keys": 6}
+    assert s["counts"] == {
+        "votes": 11,
+        "decisive_votes": 10,
+        "keys": 6,
+        "majority_keys": 6,
+        "judge_rows": 6,
+        "judge_keys": 6,
+    }
     (row,) = s["judge_vs_human"]
     # Judge decisive on Q1, Q2, Q3, Q6; it matches the majority on Q1, Q2, Q6: 3/4.
     assert (row["judge"], row["agreement"], row["n"]) == ("gpt-4", 0.75, 4)

@@ -1,4 +1,5 @@
 """The paper's numbers from the database after a real ``import_cobbler`` (cobbler-method.md 3.12-3.14)."""
+
 from __future__ import annotations
 
 import csv
@@ -54,9 +55,23 @@ def check_headline_human_machine_rbo_at_printed_precision(report):
 
 # Computed by analysis.metrics.paper from the real import (docs/methods.md, "Reproduction").
 # Figure 5: all 15 cells equal the values hard-coded in the authors' figure5.py.
-FIGURE5 = {"vicuna": 0.524, "baize": 0.110, "koala": 0.509, "wizardlm": 0.223, "chatgpt": 0.619,
-           "instructgpt": 0.395, "gpt4": 0.456, "cohere": 0.529, "dolly": 0.607, "openassist": 0.467,
-           "redpajama": 0.255, "mpt": 0.502, "alpaca": 0.153, "falcon": 0.570, "llama": 0.471}
+FIGURE5 = {
+    "vicuna": 0.524,
+    "baize": 0.110,
+    "koala": 0.509,
+    "wizardlm": 0.223,
+    "chatgpt": 0.619,
+    "instructgpt": 0.395,
+    "gpt4": 0.456,
+    "cohere": 0.529,
+    "dolly": 0.607,
+    "openassist": 0.467,
+    "redpajama": 0.255,
+    "mpt": 0.502,
+    "alpaca": 0.153,
+    "falcon": 0.570,
+    "llama": 0.471,
+}
 
 
 def check_reproduction_numbers_pinned_to_4_decimals(report):
@@ -70,8 +85,11 @@ def check_reproduction_numbers_pinned_to_4_decimals(report):
     assert paper["iaa_ranking_rbo_ext_13"] == pin(0.5369)
     # Human bias-study IAA: with the authors' "!= 1" filter as their rbo 0.1.3 saw it (no pair
     # dropped; the old exact-1 filter dropped 5 bandwagon and 1 attentional pairs: 0.469, 0.424).
-    assert paper["human_bias_iaa_rbo_ext"] == {"order": pin(0.3860), "bandwagon": pin(0.4950),
-                                               "attentional": pin(0.4330)}
+    assert paper["human_bias_iaa_rbo_ext"] == {
+        "order": pin(0.3860),
+        "bandwagon": pin(0.4950),
+        "attentional": pin(0.4330),
+    }
 
 
 def check_human_bias_equals_the_authors_stored_per_rater_values(report):
@@ -90,10 +108,18 @@ def check_human_bias_equals_the_authors_stored_per_rater_values(report):
 
 def check_bias_table_humans_rows_match_the_paper_section(report):
     rows = {r["bias"]: r for r in report["bias"] if r["subject"] == "humans"}
-    assert set(rows) == {"order_first", "order_last", "position_preference", "salience_longer", "bandwagon",
-                         "attentional"}
+    assert set(rows) == {
+        "order_first",
+        "order_last",
+        "position_preference",
+        "salience_longer",
+        "bandwagon",
+        "attentional",
+    }
     # position_preference = order_first - order_last (per-rater means are linear), with a sign test.
-    assert rows["position_preference"]["value"] == pytest.approx(rows["order_first"]["value"] - rows["order_last"]["value"])
+    assert rows["position_preference"]["value"] == pytest.approx(
+        rows["order_first"]["value"] - rows["order_last"]["value"]
+    )
     assert rows["position_preference"]["p_adjusted"] is not None
     for bias, value in report["paper"]["human_bias"].items():
         assert rows[bias]["value"] == pytest.approx(value)
@@ -103,9 +129,16 @@ def check_bias_table_humans_rows_match_the_paper_section(report):
 
 
 def check_valid_rates_reproduce_table2(report):
-    run_of = {"bandwagon": "bandwagon", "compassion_first": "compassion", "compassion_last": "compassion",
-              "distraction": "distraction", "egocentric_comp": "compassion", "egocentric_order": "order",
-              "order_first": "order", "order_last": "order"}
+    run_of = {
+        "bandwagon": "bandwagon",
+        "compassion_first": "compassion",
+        "compassion_last": "compassion",
+        "distraction": "distraction",
+        "egocentric_comp": "compassion",
+        "egocentric_order": "order",
+        "order_first": "order",
+        "order_last": "order",
+    }
     rates = report["paper"]["valid_rates"]
     checked = 0
     with open(COBBLER_DIR / "human" / "cobbler_table2_anova.csv") as f:
@@ -126,10 +159,28 @@ def check_valid_rates_reproduce_table2(report):
 
 def check_judge_vs_judge_rbo_reproduces_the_stored_model_matrix(report):
     # m-m.csv: truncated RBO, ties in key order, old model_annotations (2.10).
-    rows = {(r["a"], r["b"]): r["value"] for r in report["agreement"]
-            if r["kind"] == "judge_vs_judge" and r.get("source") == "imported:v1"}
-    keys = ["vicuna", "baize", "koala", "wizardlm", "chatgpt", "instructgpt", "gpt4", "cohere", "dolly",
-            "openassist", "redpajama", "mpt", "alpaca", "falcon", "llama"]
+    rows = {
+        (r["a"], r["b"]): r["value"]
+        for r in report["agreement"]
+        if r["kind"] == "judge_vs_judge" and r.get("source") == "imported:v1"
+    }
+    keys = [
+        "vicuna",
+        "baize",
+        "koala",
+        "wizardlm",
+        "chatgpt",
+        "instructgpt",
+        "gpt4",
+        "cohere",
+        "dolly",
+        "openassist",
+        "redpajama",
+        "mpt",
+        "alpaca",
+        "falcon",
+        "llama",
+    ]
     with open(COBBLER_DIR / "human" / "batches" / "m-m.csv") as f:
         matrix = [[float(c) for c in line] for line in csv.reader(f)]
     checked = 0
@@ -160,9 +211,17 @@ def _strict_rater(batch: int, rater: str, order: list[str], ids: dict[str, int])
     """Answers of a rater who prefers earlier keys of ``order`` in every one of its pairs."""
     rows = []
     for i, a in enumerate(order):
-        for b in order[i + 1:]:
-            rows.append({"batch": batch, "rater": rater, "resp_a": ids[a], "resp_b": ids[b],
-                         "presentation": "ab", "choice": "A"})
+        for b in order[i + 1 :]:
+            rows.append(
+                {
+                    "batch": batch,
+                    "rater": rater,
+                    "resp_a": ids[a],
+                    "resp_b": ids[b],
+                    "presentation": "ab",
+                    "choice": "A",
+                }
+            )
     return rows
 
 
@@ -178,8 +237,9 @@ def test_human_bias_iaa_drops_only_what_the_authors_package_scored_exactly_one(n
     """
     keys = [f"m{i}" for i in range(n)]
     ids = {k: i + 1 for i, k in enumerate(keys)}
-    frame = pd.DataFrame(_strict_rater(1, "r1", keys, ids) + _strict_rater(1, "r2", keys, ids)
-                         + _strict_rater(1, "r3", keys[::-1], ids))
+    frame = pd.DataFrame(
+        _strict_rater(1, "r1", keys, ids) + _strict_rater(1, "r2", keys, ids) + _strict_rater(1, "r3", keys[::-1], ids)
+    )
     reversed_rbo = 0.2 * sum(0.8 ** (d - 1) * max(0, 2 * d - n) / d for d in range(1, n + 1)) + 0.8**n
     expected = round(reversed_rbo, 3) if dropped else round((1 + 2 * reversed_rbo) / 3, 3)
     got = paper_metrics.human_bias_iaa(frame, candidate_of={v: k for k, v in ids.items()})

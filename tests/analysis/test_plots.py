@@ -1,5 +1,6 @@
 """What the report plots say: marks from the corrected p-values, the random baseline, headroom,
 hidden empty panels, the RBO heatmap's rows and scale, and SVG with text kept as text."""
+
 from __future__ import annotations
 
 import base64
@@ -18,13 +19,27 @@ BIASES = ["order_first", "order_last", "salience_longer", "bandwagon", "attentio
 
 def bias_row(subject: str, bias: str, value: float, p: float | None = None, *, ci=None, valid=1.0) -> dict:
     random = {"salience_longer": 0.5, "position_preference": 0.0}.get(bias, 0.25)
-    return {"subject": subject, "bias": bias, "value": value, "n": 120, "valid_rate": valid, "random": random,
-            "ci95": ci if ci is not None else [max(-1.0, value - 0.05), min(1.0, value + 0.05)],
-            "p_value": p, "p_adjusted": p}
+    return {
+        "subject": subject,
+        "bias": bias,
+        "value": value,
+        "n": 120,
+        "valid_rate": valid,
+        "random": random,
+        "ci95": ci if ci is not None else [max(-1.0, value - 0.05), min(1.0, value + 0.05)],
+        "p_value": p,
+        "p_adjusted": p,
+    }
 
 
 def report(**sections) -> dict:
-    return {"profile": "default", "profile_choices": CHOICES, "bias": [], "agreement": [], "length_control": {}} | sections
+    return {
+        "profile": "default",
+        "profile_choices": CHOICES,
+        "bias": [],
+        "agreement": [],
+        "length_control": {},
+    } | sections
 
 
 def plots_of(r: dict) -> dict[str, Plot]:
@@ -53,8 +68,13 @@ def test_marks_follow_the_holm_adjusted_p_values_and_untested_rows_get_none():
 def test_the_random_baseline_is_drawn_for_every_bias():
     rows = [bias_row("gpt4", b, 0.3) for b in BIASES]
     ax = plots_of(report(bias=rows))["bias"].figure.axes[0]
-    levels = sorted(round(float(seg[0][1]), 6) for coll in ax.collections if hasattr(coll, "get_segments")
-                    for seg in coll.get_segments() if seg[0][1] == seg[1][1] and abs(seg[1][0] - seg[0][0]) > 0.5)
+    levels = sorted(
+        round(float(seg[0][1]), 6)
+        for coll in ax.collections
+        if hasattr(coll, "get_segments")
+        for seg in coll.get_segments()
+        if seg[0][1] == seg[1][1] and abs(seg[1][0] - seg[0][0]) > 0.5
+    )
     assert levels == sorted(r["random"] for r in rows)
 
 
@@ -79,8 +99,11 @@ def test_position_preference_gets_its_own_panel_centred_on_zero():
 
 def test_many_subjects_with_long_names_still_lay_out_cleanly():
     subjects = ["humans", *(f"a-rather-long-judge-name-{i}" for i in range(7))]
-    rows = [bias_row(s, b, min(1.0, 0.1 * (i + k)), 0.01 * i or None)
-            for i, s in enumerate(subjects) for k, b in enumerate([*BIASES, "position_preference"])]
+    rows = [
+        bias_row(s, b, min(1.0, 0.1 * (i + k)), 0.01 * i or None)
+        for i, s in enumerate(subjects)
+        for k, b in enumerate([*BIASES, "position_preference"])
+    ]
     plots = plots_of(report(bias=rows))
     assert layout_problems(plots["bias"]) == [] and layout_problems(plots["valid"]) == []
 
@@ -109,9 +132,17 @@ def test_the_valid_plot_zooms_to_the_data_range():
 
 
 def strata_row(judge: str, condition: str, bin_: str, judge_n: int, null_n: int) -> dict:
-    return {"bin": bin_, "judge": judge, "condition": condition,
-            "judge_agreement": 0.6 if judge_n else None, "judge_n": judge_n, "judge_ci95": [0.5, 0.7] if judge_n else None,
-            "null_agreement": 0.55 if null_n else None, "null_n": null_n, "null_ci95": [0.45, 0.65] if null_n else None}
+    return {
+        "bin": bin_,
+        "judge": judge,
+        "condition": condition,
+        "judge_agreement": 0.6 if judge_n else None,
+        "judge_n": judge_n,
+        "judge_ci95": [0.5, 0.7] if judge_n else None,
+        "null_agreement": 0.55 if null_n else None,
+        "null_n": null_n,
+        "null_ci95": [0.45, 0.65] if null_n else None,
+    }
 
 
 def test_empty_strata_panels_and_bins_are_hidden_and_the_caption_says_why():
@@ -127,11 +158,21 @@ def test_empty_strata_panels_and_bins_are_hidden_and_the_caption_says_why():
 
 
 def rbo_row(a: str, b: str, value: float, kind: str = "human_vs_judge", n: int = 50) -> dict:
-    return {"kind": kind, "metric": "rbo_ext", "a": a, "b": b, "value": value, "n": n, "ci95": [value - 0.03, value + 0.03]}
+    return {
+        "kind": kind,
+        "metric": "rbo_ext",
+        "a": a,
+        "b": b,
+        "value": value,
+        "n": n,
+        "ci95": [value - 0.03, value + 0.03],
+    }
 
 
 def test_one_rater_is_shown_once_not_again_as_humans():
-    rows = [rbo_row(who, judge, v) for judge, v in (("gpt4", 0.64), ("llama", 0.4)) for who in ("humans", "annotator-0")]
+    rows = [
+        rbo_row(who, judge, v) for judge, v in (("gpt4", 0.64), ("llama", 0.4)) for who in ("humans", "annotator-0")
+    ]
     plot = plots_of(report(agreement=rows))["rbo"]
     ax = plot.figure.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["humans"]
@@ -142,8 +183,11 @@ def test_one_rater_is_shown_once_not_again_as_humans():
 
 
 def test_the_heatmap_diverges_around_the_human_human_baseline_with_n_in_every_cell():
-    rows = [rbo_row(who, judge, v + d) for judge, v in (("gpt4", 0.64), ("llama", 0.45))
-            for who, d in (("humans", 0.0), ("annotator-0", -0.02), ("annotator-1", 0.01))]
+    rows = [
+        rbo_row(who, judge, v + d)
+        for judge, v in (("gpt4", 0.64), ("llama", 0.45))
+        for who, d in (("humans", 0.0), ("annotator-0", -0.02), ("annotator-1", 0.01))
+    ]
     baseline = rbo_row("all", "all", 0.71, kind="inter_annotator", n=1) | {"aggregate": "mean of pairs"}
     plot = plots_of(report(agreement=[*rows, baseline]))["rbo"]
     ax = plot.figure.axes[0]

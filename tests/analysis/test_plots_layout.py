@@ -7,6 +7,7 @@ two texts overlap (``Bbox.overlaps`` on their window extents), text is at least 
 labels keep WCAG AA contrast on their cell. The rasterisations are kept in
 test-artifacts/plots/ for a human look.
 """
+
 from __future__ import annotations
 
 import io
@@ -40,8 +41,12 @@ MIN_CONTRAST = 4.5  # WCAG AA for normal text
 
 
 def _inside(inner: Bbox, outer: Bbox) -> bool:
-    return (inner.x0 >= outer.x0 - TOLERANCE and inner.y0 >= outer.y0 - TOLERANCE
-            and inner.x1 <= outer.x1 + TOLERANCE and inner.y1 <= outer.y1 + TOLERANCE)
+    return (
+        inner.x0 >= outer.x0 - TOLERANCE
+        and inner.y0 >= outer.y0 - TOLERANCE
+        and inner.x1 <= outer.x1 + TOLERANCE
+        and inner.y1 <= outer.y1 + TOLERANCE
+    )
 
 
 def _shrunk(box: Bbox) -> Bbox:
@@ -53,8 +58,11 @@ def _tick_labels(axis: Axis) -> list[Text]:
     """Labels of the ticks in view (matplotlib keeps labels for ticks it does not draw)."""
     low, high = sorted(axis.get_view_interval())
     span = (high - low) or 1.0
-    return [label for loc, label in zip(axis.get_majorticklocs(), axis.get_majorticklabels(), strict=False)
-            if low - 1e-9 * span <= loc <= high + 1e-9 * span]
+    return [
+        label
+        for loc, label in zip(axis.get_majorticklocs(), axis.get_majorticklabels(), strict=False)
+        if low - 1e-9 * span <= loc <= high + 1e-9 * span
+    ]
 
 
 def visible_texts(fig: Figure) -> list[tuple[str, Text]]:
@@ -63,7 +71,9 @@ def visible_texts(fig: Figure) -> list[tuple[str, Text]]:
     for a, ax in enumerate(fig.axes):
         candidates = []
         if ax.axison:  # axis("off") hides ticks and labels but leaves them "visible"
-            candidates += [("xtick", t) for t in _tick_labels(ax.xaxis)] + [("ytick", t) for t in _tick_labels(ax.yaxis)]
+            candidates += [("xtick", t) for t in _tick_labels(ax.xaxis)] + [
+                ("ytick", t) for t in _tick_labels(ax.yaxis)
+            ]
             candidates += [("xlabel", ax.xaxis.label), ("ylabel", ax.yaxis.label)]
         candidates += [("title", t) for t in (ax.title, ax._left_title, ax._right_title)]
         candidates += [("text", t) for t in ax.texts]
@@ -119,7 +129,9 @@ def _data_inside_axes(plot: Plot, renderer) -> list[str]:
                 continue  # an empty artist (a zero-length error bar) has no extent to clip
             if not _inside(box, ax.bbox):
                 label = artist.get_text() if isinstance(artist, Text) else type(artist).__name__
-                problems.append(f"{plot.name}: axes{a} {label!r} at {box.bounds} is clipped by the axes {ax.bbox.bounds}")
+                problems.append(
+                    f"{plot.name}: axes{a} {label!r} at {box.bounds} is clipped by the axes {ax.bbox.bounds}"
+                )
     return problems
 
 
@@ -152,8 +164,11 @@ def _cell_text_contrast(plot: Plot) -> list[str]:
     """Text drawn on a coloured cell (the heatmap) reads against that cell's colour."""
     problems = []
     for ax in plot.figure.axes:
-        meshes = [c for c in ax.collections if hasattr(c, "get_array") and c.get_array() is not None
-                  and getattr(c.get_array(), "ndim", 1) == 2]
+        meshes = [
+            c
+            for c in ax.collections
+            if hasattr(c, "get_array") and c.get_array() is not None and getattr(c.get_array(), "ndim", 1) == 2
+        ]
         for mesh in meshes:
             values = mesh.get_array()
             for text in ax.texts:
@@ -186,7 +201,8 @@ def test_every_demo_plot_is_laid_out_cleanly(demo_study):
         plots = check_every_plot(report, "demo")
         # The demo has bias rows for both judges: the bias plot draws a bar per row, not a "no data" panel.
         assert plots[0].figure.axes[0].axison and len(plots[0].figure.axes[0].patches) >= len(
-            [r for r in report["bias"] if r["bias"] != "position_preference" and r.get("value") is not None])
+            [r for r in report["bias"] if r["bias"] != "position_preference" and r.get("value") is not None]
+        )
 
 
 def test_every_cobbler_plot_is_laid_out_cleanly():
@@ -202,4 +218,5 @@ def test_every_cobbler_plot_is_laid_out_cleanly():
         # One heatmap row per judge plus the human-human baseline row, each cell labelled with its n.
         assert len(rbo.get_yticklabels()) == len(judges) + 1
         assert sum("n=" in t.get_text() for t in rbo.texts) == sum(
-            1 for r in report["agreement"] if r["kind"] == "human_vs_judge" and r["metric"].startswith("rbo"))
+            1 for r in report["agreement"] if r["kind"] == "human_vs_judge" and r["metric"].startswith("rbo")
+        )

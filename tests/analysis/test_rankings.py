@@ -1,4 +1,5 @@
 """Rankings from pairwise outcomes with the tie rules of cobbler-method.md 3.10."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -19,8 +20,7 @@ def test_tie_rules_order_equal_scores_differently():
 
 
 def test_rankings_by_matches_rank_for_every_group():
-    frame = pd.DataFrame({"instruction": [0] * 4 + [1] * 4, "candidate": ORDER * 2,
-                          "score": [1, 3, 1, 1, 0, 0, 2, 2]})
+    frame = pd.DataFrame({"instruction": [0] * 4 + [1] * 4, "candidate": ORDER * 2, "score": [1, 3, 1, 1, 0, 0, 2, 2]})
     for rule in ("alpha", "canonical", "tie-aware"):
         got = rankings_by(frame, group=["instruction"], tie_break=rule, order=ORDER)
         for inst, g in frame.groupby("instruction"):
@@ -28,11 +28,18 @@ def test_rankings_by_matches_rank_for_every_group():
 
 
 def test_wins_over_appearances_ignore_invalid_answers_but_count_them_as_shown():
-    judgments = pd.DataFrame({
-        "judge": "j", "condition": "order", "instruction": 0, "presentation": [1, 1, 1, 2],
-        "cand_a": ["vicuna", "vicuna", "baize", "vicuna"], "cand_b": ["baize", "koala", "koala", "baize"],
-        "valid": [True, False, True, True], "chosen_is_a": [False, False, True, True],
-    })
+    judgments = pd.DataFrame(
+        {
+            "judge": "j",
+            "condition": "order",
+            "instruction": 0,
+            "presentation": [1, 1, 1, 2],
+            "cand_a": ["vicuna", "vicuna", "baize", "vicuna"],
+            "cand_b": ["baize", "koala", "koala", "baize"],
+            "valid": [True, False, True, True],
+            "chosen_is_a": [False, False, True, True],
+        }
+    )
     got = wins_from_judgments(judgments, presentations="prompt1").set_index("candidate")
     assert got.loc["baize", "wins"] == 2 and got.loc["baize", "appearances"] == 2
     assert got.loc["vicuna", "wins"] == 0 and got.loc["vicuna", "appearances"] == 2
@@ -58,9 +65,18 @@ def _order_run(a_first: list[bool], *, judge) -> pd.DataFrame:
             slot1_is_a = first_is_a if presentation == 1 else not first_is_a
             shown = (a, b) if slot1_is_a else (b, a)
             picked = judge(*shown)
-            rows.append({"judge": "j", "condition": "order", "instruction": 0, "presentation": presentation,
-                         "cand_a": a, "cand_b": b, "valid": True,
-                         "chosen_is_a": (picked == "first") == slot1_is_a})
+            rows.append(
+                {
+                    "judge": "j",
+                    "condition": "order",
+                    "instruction": 0,
+                    "presentation": presentation,
+                    "cand_a": a,
+                    "cand_b": b,
+                    "valid": True,
+                    "chosen_is_a": (picked == "first") == slot1_is_a,
+                }
+            )
     return pd.DataFrame(rows)
 
 

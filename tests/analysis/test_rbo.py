@@ -1,4 +1,5 @@
 """RBO against Urbano's 10,000 reference rows, the rbo package, and brute-force tie breaking."""
+
 from __future__ import annotations
 
 import itertools

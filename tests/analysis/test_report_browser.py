@@ -1,4 +1,5 @@
 """Chromium opens the report page (profile switched with htmx) and the exported HTML file offline."""
+
 from __future__ import annotations
 
 import pytest
@@ -12,6 +13,8 @@ from tests.conftest import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 SHOTS = ARTIFACTS / "screenshots"
+
+
 @pytest.fixture
 def done_study(transactional_db):
     study = mtbench_study(slug="br", answers=WORKED_ANSWERS, votes=WORKED_VOTES, verdicts=WORKED_VERDICTS)

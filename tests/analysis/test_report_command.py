@@ -1,4 +1,5 @@
 """`manage.py report`: writes each format; bad input is one line and nothing written."""
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,19 @@ def study():
 
 def test_it_writes_json_csv_and_html(study, tmp_path):
     sample = SAMPLES_DIR / "mtbench_sample.jsonl"
-    call_command("report", "--study", "cmd", "--profile", "mtbench-post", "--format", "json",
-                 "--out", str(tmp_path / "r.json"), "--data-file", str(sample))
+    call_command(
+        "report",
+        "--study",
+        "cmd",
+        "--profile",
+        "mtbench-post",
+        "--format",
+        "json",
+        "--out",
+        str(tmp_path / "r.json"),
+        "--data-file",
+        str(sample),
+    )
     data = json.loads((tmp_path / "r.json").read_text())
     validate(data)
     assert data["profile"] == "mtbench-post" and data["length_control"]["join"] == "ordered"

@@ -1,5 +1,6 @@
 """Honest report states: which work counted, what waits for review, why a section is empty,
 the data version a report read and the page's warning when newer data exists, methods legends."""
+
 from __future__ import annotations
 
 import csv
@@ -43,8 +44,9 @@ def submit(study: Study, label: str, *, review: str = "pending") -> Assignment:
     a = Assignment.objects.create(batch=batch, participant=p, status="submitted", review=review)
     for task in batch.tasks.order_by("position"):
         ids = task.expected_response_ids()
-        Submission.objects.create(assignment=a, task=task, choice="A", chosen_response_id=ids[0],
-                                  idempotency_key=f"{label}-{task.pk}")
+        Submission.objects.create(
+            assignment=a, task=task, choice="A", chosen_response_id=ids[0], idempotency_key=f"{label}-{task.pk}"
+        )
     return a
 
 
@@ -52,9 +54,17 @@ def judge_once(study: Study) -> Judgment:
     judge, _ = Judge.objects.get_or_create(name="j", defaults={"kind": "baseline", "baseline": "first-slot"})
     job = JudgeJob.objects.create(study=study, judge=judge, conditions=["order"], status="completed")
     pair = Pair.objects.filter(instruction__study=study).first()
-    return Judgment.objects.create(job=job, pair=pair, condition="order", presentation=1,
-                                   slot1_response=pair.response_a, choice="first", chosen_response=pair.response_a,
-                                   valid=True, status="done")
+    return Judgment.objects.create(
+        job=job,
+        pair=pair,
+        condition="order",
+        presentation=1,
+        slot1_response=pair.response_a,
+        choice="first",
+        chosen_response=pair.response_a,
+        valid=True,
+        status="done",
+    )
 
 
 def _done(study: Study) -> ReportRun:
@@ -73,8 +83,15 @@ def test_the_counted_work_block_counts_under_the_profiles_rule(study):
     report = build_report(study=study, profile="default")
     counted = report["counted_work"]
     assert counted["rule"] == "approved" and counted["flagged_work"] == "keep"
-    assert counted["assignments"] == {"submitted": 2, "approved": 1, "pending": 1, "rejected": 0,
-                                      "in_progress": 0, "counted": 1, "waiting_for_review": 1}
+    assert counted["assignments"] == {
+        "submitted": 2,
+        "approved": 1,
+        "pending": 1,
+        "rejected": 0,
+        "in_progress": 0,
+        "counted": 1,
+        "waiting_for_review": 1,
+    }
     assert counted["answers"]["pairwise"] == {"submitted": 4, "counted": 2, "waiting_for_review": 2}
     # The bias section counted exactly the approved rater's pair.
     [row] = [r for r in report["bias"] if r["subject"] == "humans" and r["bias"] == "position_preference"]
@@ -87,23 +104,31 @@ def test_the_page_says_which_work_counts_and_links_to_the_study_hub(study, resea
     hub = reverse("annotations:study", args=[study.slug])
     assert f'href="{hub}"' in page
     text = re.search(r'id="counted-work">(.*?)</p>', page, re.S).group(1)
-    assert text == ("Counts approved work only: 1 of 2 submitted assignments (2 answers); 1 wait for review, "
-                    "0 rejected, 0 still in progress.")
+    assert text == (
+        "Counts approved work only: 1 of 2 submitted assignments (2 answers); 1 wait for review, "
+        "0 rejected, 0 still in progress."
+    )
 
 
 def test_empty_sections_say_why_and_what_to_do(db, researcher_client):
     study = build_study("waiting", instructions=1, overlap=4)
     services.generate_batches(study=study, condition="order", seed=1, pairs_per_batch=1)
     submit(study, "carol")  # waits for review: nothing counts yet
-    job = JudgeJob.objects.create(study=study, conditions=["order"], status="running",
-                                  judge=Judge.objects.create(name="q", kind="baseline", baseline="first-slot"))
+    job = JudgeJob.objects.create(
+        study=study,
+        conditions=["order"],
+        status="running",
+        judge=Judge.objects.create(name="q", kind="baseline", baseline="first-slot"),
+    )
     report = build_report(study=study, profile="default")
     assert report["counted_work"]["judge_jobs"]["not_counted"] == [{"job": job.pk, "judge": "q", "status": "running"}]
     [waiting] = [c for c in report["summary"] if c["subject"] == "q"]
     assert waiting["verdict"] == "no_data" and f"no completed judge job (job {job.pk} running)" in waiting["text"]
     bias = report["no_data"]["bias"]
-    assert bias["reason"] == ("No completed judge job (1 running); only completed jobs count; "
-                              "No approved pairwise human answers: 2 submitted answers wait for review")
+    assert bias["reason"] == (
+        "No completed judge job (1 running); only completed jobs count; "
+        "No approved pairwise human answers: 2 submitted answers wait for review"
+    )
     assert [p["link"] for p in bias["parts"]] == ["jobs", "study"]
     assert report["no_data"]["paper"]["action"] == "switch the profile above"
     human = next(c for c in report["summary"] if c["subject"] == "humans")
@@ -183,8 +208,11 @@ def test_method_strings_go_into_a_legend_and_the_csv_keeps_them(study, researche
 
 def test_a_report_from_before_summaries_and_versions_says_so(study, researcher_client):
     run = _done(study)
-    old = {k: v for k, v in run.result.items() if k not in ("summary", "data_version", "data_counts", "counted_work",
-                                                            "no_data")}
+    old = {
+        k: v
+        for k, v in run.result.items()
+        if k not in ("summary", "data_version", "data_counts", "counted_work", "no_data")
+    }
     ReportRun.objects.filter(pk=run.pk).update(result=old, data_version="")
     page = _page(researcher_client, study)
     assert "This report was computed before verdict summaries existed: recompute it." in page
@@ -193,9 +221,14 @@ def test_a_report_from_before_summaries_and_versions_says_so(study, researcher_c
 
 
 def test_the_counted_work_line_names_the_flag_rule():
-    counted = {"rule": "approved+pending", "flagged_work": "exclude",
-               "assignments": {"counted": 3, "submitted": 4, "waiting_for_review": 2, "rejected": 1, "in_progress": 0},
-               "answers": {"pairwise": {"counted": 6}, "ranking": {"counted": 1}}}
-    assert describe_work(counted) == ("Counts approved and not-yet-reviewed work: 3 of 4 submitted assignments "
-                                      "(7 answers); 2 wait for review, 1 rejected, 0 still in progress; work with "
-                                      "a quality flag does not count.")
+    counted = {
+        "rule": "approved+pending",
+        "flagged_work": "exclude",
+        "assignments": {"counted": 3, "submitted": 4, "waiting_for_review": 2, "rejected": 1, "in_progress": 0},
+        "answers": {"pairwise": {"counted": 6}, "ranking": {"counted": 1}},
+    }
+    assert describe_work(counted) == (
+        "Counts approved and not-yet-reviewed work: 3 of 4 submitted assignments "
+        "(7 answers); 2 wait for review, 1 rejected, 0 still in progress; work with "
+        "a quality flag does not count."
+    )

@@ -1,5 +1,6 @@
 """Chromium reads the verdict summary, the counted-work line and the stale-data warning on the
 report page, and the same cards in the exported HTML opened offline."""
+
 from __future__ import annotations
 
 import pytest
@@ -25,8 +26,9 @@ def done_study(transactional_db):
     return study
 
 
-def test_the_page_leads_with_the_summary_and_warns_when_data_is_newer(browser, live_server, done_study,
-                                                                        django_user_model):
+def test_the_page_leads_with_the_summary_and_warns_when_data_is_newer(
+    browser, live_server, done_study, django_user_model
+):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     _login(page, live_server, django_user_model)
@@ -36,8 +38,11 @@ def test_the_page_leads_with_the_summary_and_warns_when_data_is_newer(browser, l
     assert cards.count() == 4
     first = page.locator('article.summary-card[data-subject="first-judge"]')
     assert first.get_attribute("data-verdict") == "biased"
-    assert first.locator('li[data-statistic="position_preference"]').inner_text().startswith(
-        "Biased toward the first position (+0.70")
+    assert (
+        first.locator('li[data-statistic="position_preference"]')
+        .inner_text()
+        .startswith("Biased toward the first position (+0.70")
+    )
     assert first.locator("h3 .badge").inner_text() == "biased"
     assert page.locator("#counted-work").inner_text().startswith("Counts approved work only: 39 of 52")
     # The summary sits above the plots, in view without scrolling.
@@ -55,7 +60,10 @@ def test_the_page_leads_with_the_summary_and_warns_when_data_is_newer(browser, l
     answer(assignment, task, rater=0)
     page.goto(url)
     warning = page.locator("#stale-warning")
-    assert "Newer data since this report was computed (1 new answer / 0 reviews / 0 judgments): recompute." in warning.inner_text()
+    assert (
+        "Newer data since this report was computed (1 new answer / 0 reviews / 0 judgments): recompute."
+        in warning.inner_text()
+    )
     assert page.locator("#study-hub-link").get_attribute("href") == reverse("annotations:study", args=[done_study.slug])
 
 

@@ -1,4 +1,5 @@
 """Dashboard, report page (htmx), downloads and the report API."""
+
 from __future__ import annotations
 
 import json
@@ -71,7 +72,9 @@ def test_polling_stops_when_the_run_is_done(researcher_client, study):
     body = response.content.decode()
     assert "every 2s" not in body and 'data-figure="strata"' in body and f"run {run.pk}" in body
     # A profile switch (triggered by the select) gets a normal 200 fragment.
-    other = researcher_client.get(url.replace("default", "mtbench-post"), HTTP_HX_REQUEST="true", HTTP_HX_TRIGGER="profile-select")
+    other = researcher_client.get(
+        url.replace("default", "mtbench-post"), HTTP_HX_REQUEST="true", HTTP_HX_TRIGGER="profile-select"
+    )
     assert other.status_code == 200 and "No report for profile mtbench-post yet" in other.content.decode()
 
 
@@ -131,6 +134,9 @@ def test_a_failed_run_is_marked_and_shown(researcher_client, study, monkeypatch)
         build_report_run(run.pk)
     run.refresh_from_db()
     assert run.status == "failed" and "disk on fire" in run.error
-    assert "Last run failed: RuntimeError: disk on fire" in researcher_client.get(reverse("analysis:report", args=["views"])).content.decode()
+    assert (
+        "Last run failed: RuntimeError: disk on fire"
+        in researcher_client.get(reverse("analysis:report", args=["views"])).content.decode()
+    )
     build_report_run(run.pk)  # a redelivered message for a finished run does nothing
     build_report_run(999999)  # and a deleted run is no error

@@ -1,4 +1,5 @@
 """A report run started from the page is computed by a real worker process, with progress."""
+
 from __future__ import annotations
 
 import pytest

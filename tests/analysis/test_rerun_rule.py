@@ -1,4 +1,5 @@
 """One rule for re-runs (docs/methods.md, "Re-runs"): which judge job's calls count."""
+
 from __future__ import annotations
 
 import json
@@ -18,12 +19,19 @@ def _job(study, judge, conditions, status="completed", choice="first"):
     job = JudgeJob.objects.create(study=study, judge=judge, conditions=conditions, status=status)
     for pair in _pairs(study):
         for condition in conditions:
-            for presentation in ((1,) if condition == "plain" else (1, 2)):
+            for presentation in (1,) if condition == "plain" else (1, 2):
                 slots = (pair.response_a, pair.response_b) if presentation == 1 else (pair.response_b, pair.response_a)
                 Judgment.objects.create(
-                    job=job, pair=pair, condition=condition, presentation=presentation, slot1_response=slots[0],
-                    raw_text=choice, choice=choice, chosen_response=slots[0 if choice == "first" else 1],
-                    valid=True, status="done",
+                    job=job,
+                    pair=pair,
+                    condition=condition,
+                    presentation=presentation,
+                    slot1_response=slots[0],
+                    raw_text=choice,
+                    choice=choice,
+                    chosen_response=slots[0 if choice == "first" else 1],
+                    valid=True,
+                    status="done",
                 )
     return job
 
@@ -63,7 +71,10 @@ def test_the_latest_completed_job_per_judge_and_condition_counts(setting):
     assert set(frame[(frame["judge"] == "j1") & (frame["condition"] == "order")]["choice"]) == {"second"}
     rows = loaders.counted_jobs(study)
     assert [(r["judge"], r["condition"], r["job"], r["named"]) for r in rows] == [
-        ("j1", "order", b.pk, False), ("j1", "plain", a.pk, False), ("j2", "order", e.pk, False)]
+        ("j1", "order", b.pk, False),
+        ("j1", "plain", a.pk, False),
+        ("j2", "order", e.pk, False),
+    ]
 
 
 def test_named_jobs_count_alone_whatever_their_status(setting):

@@ -1,6 +1,7 @@
 """The verdict summary (docs/methods.md "Verdict summary"): claims only where the report's own test,
 after its correction, supports them; "not enough data" below the minimum n; the same cards at the
 top of the JSON, in the HTML export and on the page."""
+
 from __future__ import annotations
 
 import json
@@ -54,7 +55,13 @@ def test_a_strong_position_bias_on_enough_pairs_is_claimed_with_the_rows_numbers
     assert claim["verdict"] == "biased" and claim["direction"] == "toward"
     # Every number is the bias row's, not a recomputation.
     assert (claim["rate"], claim["n"], claim["p"], claim["p_adjusted"], claim["ci95"], claim["baseline"]) == (
-        row["value"], row["n"], row["p_value"], row["p_adjusted"], row["ci95"], row["null_value"])
+        row["value"],
+        row["n"],
+        row["p_value"],
+        row["p_adjusted"],
+        row["ci95"],
+        row["null_value"],
+    )
     assert claim["hits_rate"] == row["hits"] / row["n"] and claim["correction"] == "holm"
     card = _card(report, "first-judge")
     assert card["verdict"] == "biased"
@@ -67,8 +74,9 @@ def test_a_judge_with_no_significant_bias_says_no_evidence(report):
     claim = _claim(_card(report, "fair-judge"), "position_preference")
     assert row["n"] >= MIN_PAIRS and row["hits"] == row["mirror"] == 12 and row["p_adjusted"] == 1.0
     assert claim["verdict"] == "no_evidence"
-    assert claim["text"] == ("no evidence of position bias (+0.00: first slot twice 0.10 vs last slot twice 0.10, "
-                             "n = 120, Holm p = 1.00)")
+    assert claim["text"] == (
+        "no evidence of position bias (+0.00: first slot twice 0.10 vs last slot twice 0.10, n = 120, Holm p = 1.00)"
+    )
 
 
 def test_two_pairs_are_not_enough_data(report):
@@ -82,10 +90,16 @@ def test_two_pairs_are_not_enough_data(report):
 
 
 def test_agreement_claims_carry_the_rbo_row_and_the_human_human_baseline(report):
-    [row] = [r for r in report["agreement"] if r["kind"] == "human_vs_judge" and r["a"] == "humans"
-             and r["b"] == "first-judge" and r["metric"] == "rbo_ext"]
-    [people] = [r for r in report["agreement"] if r["kind"] == "inter_annotator" and r["metric"] == "rbo_ext"
-                and r["a"] == r["b"] == "all"]
+    [row] = [
+        r
+        for r in report["agreement"]
+        if r["kind"] == "human_vs_judge" and r["a"] == "humans" and r["b"] == "first-judge" and r["metric"] == "rbo_ext"
+    ]
+    [people] = [
+        r
+        for r in report["agreement"]
+        if r["kind"] == "inter_annotator" and r["metric"] == "rbo_ext" and r["a"] == r["b"] == "all"
+    ]
     claim = _claim(_card(report, "first-judge"), "rbo_ext")
     assert (claim["value"], claim["ci95"], claim["n"]) == (row["value"], row["ci95"], row["n"])
     assert (claim["baseline"], claim["baseline_ci95"]) == (people["value"], people["ci95"])
@@ -112,17 +126,43 @@ def test_a_study_without_human_work_has_judge_cards_only():
 
 
 def test_a_bias_measured_for_one_judge_and_not_another_is_named_as_missing():
-    rows = [{"subject": "j1", "bias": "bandwagon", "value": 0.4, "n": 40, "hits": 16, "mirror": 2,
-             "p_value": 0.001, "p_adjusted": 0.002, "null_value": 0.225, "random": 0.25, "ci95": [0.3, 0.5]},
-            {"subject": "j2", "bias": "position_preference", "value": 0.0, "n": 40, "hits": 0, "mirror": 0,
-             "p_value": 1.0, "p_adjusted": 1.0, "null_value": 0.0, "random": 0.0, "ci95": [0.0, 0.0]}]
+    rows = [
+        {
+            "subject": "j1",
+            "bias": "bandwagon",
+            "value": 0.4,
+            "n": 40,
+            "hits": 16,
+            "mirror": 2,
+            "p_value": 0.001,
+            "p_adjusted": 0.002,
+            "null_value": 0.225,
+            "random": 0.25,
+            "ci95": [0.3, 0.5],
+        },
+        {
+            "subject": "j2",
+            "bias": "position_preference",
+            "value": 0.0,
+            "n": 40,
+            "hits": 0,
+            "mirror": 0,
+            "p_value": 1.0,
+            "p_adjusted": 1.0,
+            "null_value": 0.0,
+            "random": 0.0,
+            "ci95": [0.0, 0.0],
+        },
+    ]
     cards = {c["subject"]: c for c in build_summary({"bias": rows, "profile_choices": {"correction": "bh"}})}
     assert "Benjamini-Hochberg p = 0.002" in cards["j1"]["text"]
-    assert cards["j1"]["text"].startswith("Biased toward bandwagon cues (0.40: followed the cue both times 0.40 vs "
-                                          "against it both times 0.05")
+    assert cards["j1"]["text"].startswith(
+        "Biased toward bandwagon cues (0.40: followed the cue both times 0.40 vs against it both times 0.05"
+    )
     [missing] = [c for c in cards["j2"]["claims"] if c["verdict"] == "no_data"]
     assert missing["biases"] == ["bandwagon"] and missing["text"] == (
-        "bandwagon bias not measured (no counted judge calls on those conditions: launch a judge job with them)")
+        "bandwagon bias not measured (no counted judge calls on those conditions: launch a judge job with them)"
+    )
 
 
 def test_the_cards_are_in_the_html_export_and_on_the_page(report, researcher_client):
@@ -149,19 +189,49 @@ def test_judge_names_in_cards_are_escaped(report):
     assert hostile not in html and escape(hostile) in html
 
 
-@pytest.mark.parametrize(("share", "agreement", "ci95", "words"), [
-    (0.12, 0.70, [0.6, 0.8], "length explains 12% of its agreement with the human majority on order pairs (agreement 0.70"),
-    (None, 0.50, [0.4, 0.6], "agrees with the human majority no better than chance on order pairs, so there is no "
-                             "agreement for length to explain (agreement 0.50 [0.40, 0.60]"),
-    # The demo's attentional run: a share of a near-zero excess (-642%) is no finding.
-    (-6.42, 0.49, [0.33, 0.64], "agrees with the human majority no better than chance on order pairs"),
-    (-0.40, 0.70, [0.6, 0.8], "length explains none of its agreement with the human majority on order pairs: "
-                              "length alone agrees below chance"),
-    (3.09, 0.55, [0.51, 0.6], "length alone agrees with the human majority more than it does on order pairs (309%;"),
-])
+@pytest.mark.parametrize(
+    ("share", "agreement", "ci95", "words"),
+    [
+        (
+            0.12,
+            0.70,
+            [0.6, 0.8],
+            "length explains 12% of its agreement with the human majority on order pairs (agreement 0.70",
+        ),
+        (
+            None,
+            0.50,
+            [0.4, 0.6],
+            "agrees with the human majority no better than chance on order pairs, so there is no "
+            "agreement for length to explain (agreement 0.50 [0.40, 0.60]",
+        ),
+        # The demo's attentional run: a share of a near-zero excess (-642%) is no finding.
+        (-6.42, 0.49, [0.33, 0.64], "agrees with the human majority no better than chance on order pairs"),
+        (
+            -0.40,
+            0.70,
+            [0.6, 0.8],
+            "length explains none of its agreement with the human majority on order pairs: "
+            "length alone agrees below chance",
+        ),
+        (
+            3.09,
+            0.55,
+            [0.51, 0.6],
+            "length alone agrees with the human majority more than it does on order pairs (309%;",
+        ),
+    ],
+)
 def test_length_claims_read_the_length_control_row(share, agreement, ci95, words):
-    row = {"judge": "j", "condition": "order", "agreement": agreement, "n": 40, "ci95": ci95,
-           "headline_share": share, "verdict": "semantic"}
+    row = {
+        "judge": "j",
+        "condition": "order",
+        "agreement": agreement,
+        "n": 40,
+        "ci95": ci95,
+        "headline_share": share,
+        "verdict": "semantic",
+    }
     claim = length_claim(row)
     assert claim["verdict"] == "measured" and claim["share"] == share and claim["text"].startswith(words)
     assert length_claim(row | {"n": 29})["verdict"] == "not_enough_data"

@@ -3,6 +3,7 @@
 Outcomes: a vote names the pair's response_a ("a"), response_b ("b") or a tie, never a slot
 for a tie. Units: (condition, pair, cued response), split by presentation for twin tasks.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,22 +30,40 @@ def _answers(rows):
     out = []
     for i, row in enumerate(rows):
         rater, instruction, pair, presentation, choice, *cue = row
-        out.append({"rater": rater, "batch": 1, "position": i, "instruction": instruction, "condition": "plain",
-                    "pair": pair, "presentation": presentation, "choice": choice, "cue_slot": cue[0] if cue else None})
+        out.append(
+            {
+                "rater": rater,
+                "batch": 1,
+                "position": i,
+                "instruction": instruction,
+                "condition": "plain",
+                "pair": pair,
+                "presentation": presentation,
+                "choice": choice,
+                "cue_slot": cue[0] if cue else None,
+            }
+        )
     return pd.DataFrame(out)
 
 
 def test_a_tie_is_a_tie_whatever_the_presentation():
-    got = vote_outcomes(pd.Series(["A", "B", "A", "B", "T", "T", "?"]),
-                        pd.Series(["ab", "ab", "ba", "ba", "ab", "ba", "ab"]))
+    got = vote_outcomes(
+        pd.Series(["A", "B", "A", "B", "T", "T", "?"]), pd.Series(["ab", "ab", "ba", "ba", "ab", "ba", "ab"])
+    )
     assert got.tolist() == ["a", "b", "b", "a", "tie", "tie", None]
 
 
 # P: r1 A/ab -> a, r2 B/ba -> a, r3 T -> tie.  Q: r1 A/ab -> a, r2 B/ab -> b, r3 B/ba -> a.
 # R: r1 only (one vote: not pairable).
-HAND = [("r1", 0, "P", "ab", "A"), ("r2", 0, "P", "ba", "B"), ("r3", 0, "P", "ab", "T"),
-        ("r1", 1, "Q", "ab", "A"), ("r2", 1, "Q", "ab", "B"), ("r3", 1, "Q", "ba", "B"),
-        ("r1", 2, "R", "ab", "A")]
+HAND = [
+    ("r1", 0, "P", "ab", "A"),
+    ("r2", 0, "P", "ba", "B"),
+    ("r3", 0, "P", "ab", "T"),
+    ("r1", 1, "Q", "ab", "A"),
+    ("r2", 1, "Q", "ab", "B"),
+    ("r3", 1, "Q", "ba", "B"),
+    ("r1", 2, "R", "ab", "A"),
+]
 
 
 def test_units_are_pairs_across_presentations():
@@ -79,14 +98,23 @@ def test_ties_excluded_by_hand():
 
 
 def test_twin_tasks_split_a_unit_by_presentation_and_cues_name_a_response():
-    rows = [("r1", 0, "X", "ab", "A"), ("r1", 0, "X", "ba", "A"),  # r1 saw both orders: twins
-            ("r2", 0, "X", "ab", "A"),
-            # Bandwagon-like cue: slot B in "ab" and slot A in "ba" both cue response_b.
-            ("r1", 0, "Y", "ab", "B", "B"), ("r2", 0, "Y", "ba", "A", "A"), ("r3", 0, "Y", "ab", "B", "A")]
+    rows = [
+        ("r1", 0, "X", "ab", "A"),
+        ("r1", 0, "X", "ba", "A"),  # r1 saw both orders: twins
+        ("r2", 0, "X", "ab", "A"),
+        # Bandwagon-like cue: slot B in "ab" and slot A in "ba" both cue response_b.
+        ("r1", 0, "Y", "ab", "B", "B"),
+        ("r2", 0, "Y", "ba", "A", "A"),
+        ("r3", 0, "Y", "ab", "B", "A"),
+    ]
     tidy = rater_units(_answers(rows))
     units = tidy.groupby("unit")["rater"].apply(sorted).to_dict()
-    assert units == {"plain:X:-:ab": ["r1", "r2"], "plain:X:-:ba": ["r1"],
-                     "plain:Y:a": ["r3"], "plain:Y:b": ["r1", "r2"]}
+    assert units == {
+        "plain:X:-:ab": ["r1", "r2"],
+        "plain:X:-:ba": ["r1"],
+        "plain:Y:a": ["r3"],
+        "plain:Y:b": ["r1", "r2"],
+    }
     assert tidy.set_index(["unit", "rater"]).loc[("plain:Y:b", "r2"), "value"] == "b"
 
 
@@ -114,8 +142,11 @@ def test_mtbench_sample_rater_agreement_and_ties_against_the_judge():
     # Cohen: human (5 a, 1 tie) vs judge (6 a): p_o = 5/6 = p_e, kappa 0.
     assert vs["cohen_kappa", "third-class"]["value"] == pytest.approx(0.0)
     assert (vs["percent", "excluded"]["value"], vs["percent", "excluded"]["n"]) == (1.0, 5)
-    per_rater = {r["a"]: r for r in rows if r["kind"] == "human_vs_judge" and r["metric"] == "percent"
-                 and r["ties"] == "third-class"}
+    per_rater = {
+        r["a"]: r
+        for r in rows
+        if r["kind"] == "human_vs_judge" and r["metric"] == "percent" and r["ties"] == "third-class"
+    }
     assert per_rater["author_1"]["value"] == 0.0 and per_rater["author_1"]["n"] == 1
     assert all(r["ties_rule"] for r in rows if r["kind"] != "judge_vs_judge" and "ties" in r)
     assert not any(isinstance(r["value"], float) and math.isnan(r["value"]) for r in rows)

@@ -1,4 +1,5 @@
 """One rule for which human work counts (analysis.loaders.counted_work), in every loader and section."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -17,8 +18,12 @@ pytestmark = pytest.mark.django_db
 
 # Four workers on the same order batch and ranking batch: one approved, one submitted and not
 # yet reviewed, one rejected, one still working (one answer of two, lease open).
-WORKERS = (("approved", "submitted", "approved"), ("pending", "submitted", "pending"),
-           ("rejected", "submitted", "rejected"), ("working", "active", "pending"))
+WORKERS = (
+    ("approved", "submitted", "approved"),
+    ("pending", "submitted", "pending"),
+    ("rejected", "submitted", "rejected"),
+    ("working", "active", "pending"),
+)
 
 
 @pytest.fixture
@@ -46,10 +51,12 @@ def test_every_profile_counts_approved_work_only_by_default():
 
 
 def test_the_rule_itself(study):
-    assert set(Assignment.objects.filter(loaders.counted_work(prefix="")).values_list("participant__label", flat=True)) \
-        == {"approved"}
-    assert set(Assignment.objects.filter(loaders.counted_work(PENDING, prefix="")).values_list(
-        "participant__label", flat=True)) == {"approved", "pending"}
+    assert set(
+        Assignment.objects.filter(loaders.counted_work(prefix="")).values_list("participant__label", flat=True)
+    ) == {"approved"}
+    assert set(
+        Assignment.objects.filter(loaders.counted_work(PENDING, prefix="")).values_list("participant__label", flat=True)
+    ) == {"approved", "pending"}
     with pytest.raises(ValueError, match="human_work"):
         loaders.counted_work(replace(PENDING, human_work="everything"))
 

@@ -1,4 +1,5 @@
 """axe-core in the browser tests: inject the vendored axe.min.js, run it, count by impact."""
+
 from __future__ import annotations
 
 import json

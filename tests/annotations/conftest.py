@@ -1,4 +1,5 @@
 """Builders and personas for the crowd side: a small study, workers who have entered it."""
+
 from __future__ import annotations
 
 import json
@@ -18,7 +19,9 @@ def build_study(slug: str = "pilot", *, instructions: int = 2, texts: dict | Non
     study = Study.objects.create(slug=slug, name=f"Study {slug}", **fields)
     cands = [Candidate.objects.create(study=study, key=k, position=i) for i, k in enumerate(CANDIDATES)]
     for index in range(instructions):
-        ins = Instruction.objects.create(study=study, index=index, text=f"Question {index}?", reference=f"Reference {index}.")
+        ins = Instruction.objects.create(
+            study=study, index=index, text=f"Question {index}?", reference=f"Reference {index}."
+        )
         for c in cands:
             text = (texts or {}).get((index, c.key), f"{c.key} answers question {index}.")
             Response.objects.create(instruction=ins, candidate=c, text=text)
@@ -33,7 +36,8 @@ def build_cobbler_study(slug: str = "cobbler") -> Study:
     study = Study.objects.create(slug=slug, name="CoBBLEr", source=Study.Source.COBBLER)
     cands = {k: Candidate.objects.create(study=study, key=k, position=i) for i, k in enumerate(gens)}
     instructions = Instruction.objects.bulk_create(
-        Instruction(study=study, index=i, text=row["instruction"], reference=row["reference"]) for i, row in enumerate(evalset)
+        Instruction(study=study, index=i, text=row["instruction"], reference=row["reference"])
+        for i, row in enumerate(evalset)
     )
     Response.objects.bulk_create(
         Response(instruction=ins, candidate=cands[k], text=gens[k][ins.index]) for ins in instructions for k in gens

@@ -1,4 +1,5 @@
 """Workers who answer a batch through the real services, at a chosen speed and with a chosen strategy."""
+
 from __future__ import annotations
 
 import time
@@ -32,8 +33,14 @@ def work(participant: Participant, strategy: Strategy, *, seconds: float = 0.0) 
     assignment = services.claim_batch(participant=participant, session_hash="")
     assert assignment is not None, "no batch left to claim"
     for task in assignment.batch.tasks.select_related("pair").order_by("position"):
-        services.submit_task(assignment=assignment, task=task, values=[], choice=strategy(task),
-                             token=_token(assignment, task, seconds), client_ms=None)
+        services.submit_task(
+            assignment=assignment,
+            task=task,
+            values=[],
+            choice=strategy(task),
+            token=_token(assignment, task, seconds),
+            client_ms=None,
+        )
     assignment.refresh_from_db()
     return assignment
 
@@ -62,8 +69,9 @@ def set_gold(study: Study, first_key: str, second_key: str, gold_key: str) -> Pa
     """Store the pair of two candidates' answers to instruction 0 with a gold answer."""
     responses = {r.candidate.key: r for r in study.instructions.get(index=0).responses.select_related("candidate")}
     a, b = sorted((responses[first_key], responses[second_key]), key=lambda r: r.candidate.position)
-    return Pair.objects.create(instruction_id=a.instruction_id, response_a=a, response_b=b,
-                               gold_response=responses[gold_key])
+    return Pair.objects.create(
+        instruction_id=a.instruction_id, response_a=a, response_b=b, gold_response=responses[gold_key]
+    )
 
 
 def submissions_of(assignment: Assignment) -> list[Submission]:

@@ -33,7 +33,9 @@ def test_create_generate_and_watch_a_study(api, db):
     created = api.post("/api/studies/", {"slug": "s2", "name": "S2", "from_study": "src", "overlap": 2}, format="json")
     assert created.status_code == 201 and created.json()["overlap"] == 2
     assert api.post("/api/studies/", {"slug": "s2", "name": "again"}, format="json").status_code == 422
-    gen = api.post("/api/studies/s2/batches/generate", {"condition": "order", "seed": 5, "pairs_per_batch": 3}, format="json")
+    gen = api.post(
+        "/api/studies/s2/batches/generate", {"condition": "order", "seed": 5, "pairs_per_batch": 3}, format="json"
+    )
     assert gen.status_code == 201 and gen.json() == {"condition": "order", "batches": 2, "tasks": 12}
     assert api.post("/api/studies/s2/batches/generate", {"condition": "order"}, format="json").status_code == 400
     progress = api.get("/api/studies/s2/progress").json()["batches"]
@@ -52,7 +54,9 @@ def test_submissions_and_review(api, worker, pilot):
     assert csv_body.startswith("submission_id,") and csv_body.count("\n") == 2
 
     assignment = Assignment.objects.get()
-    assert api.post(f"/api/assignments/{assignment.pk}/review", {"decision": "approved"}, format="json").status_code == 422
+    assert (
+        api.post(f"/api/assignments/{assignment.pk}/review", {"decision": "approved"}, format="json").status_code == 422
+    )
     Assignment.objects.update(status=Assignment.Status.SUBMITTED)
     ok = api.post(f"/api/assignments/{assignment.pk}/review", {"decision": "approved"}, format="json")
     assert ok.status_code == 200 and ok.json()["review"] == "approved"
@@ -63,7 +67,10 @@ def test_other_researchers_studies_are_invisible(api, other_researcher, db):
     study = build_study("theirs", instructions=1)
     Study.objects.filter(pk=study.pk).update(created_by=other_researcher)
     assert api.get("/api/studies/theirs/").status_code == 404
-    assert api.post("/api/studies/theirs/batches/generate", {"condition": "order", "seed": 1}, format="json").status_code == 404
+    assert (
+        api.post("/api/studies/theirs/batches/generate", {"condition": "order", "seed": 1}, format="json").status_code
+        == 404
+    )
 
 
 @pytest.mark.skipif(not COBBLER_DIR.is_dir(), reason="the shared CoBBLEr data is not present")

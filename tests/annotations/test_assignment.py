@@ -15,8 +15,9 @@ from tests.annotations.conftest import build_study
 
 def _participants(study, n, start=0):
     return [
-        Participant.objects.create(study=study, platform="code", external_hash=f"h{i}", qualified=True,
-                                   consented_at=timezone.now())
+        Participant.objects.create(
+            study=study, platform="code", external_hash=f"h{i}", qualified=True, consented_at=timezone.now()
+        )
         for i in range(start, start + n)
     ]
 

@@ -1,4 +1,5 @@
 """A whole worker session in Debian's Chromium (headless), with a screenshot of every screen."""
+
 from __future__ import annotations
 
 import pytest
@@ -12,16 +13,24 @@ from tests.conftest import ARTIFACTS
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 XSS = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
 SHOTS = ARTIFACTS / "screenshots"
+
+
 def _mixed_study():
     """One batch: two rankings, a bandwagon twin pair and an order task (sequential reveal)."""
-    study = build_study("browser", instructions=2, overlap=1, texts={(0, "gamma"): XSS, (1, "beta"): "Line one\nLine two"})
+    study = build_study(
+        "browser", instructions=2, overlap=1, texts={(0, "gamma"): XSS, (1, "beta"): "Line one\nLine two"}
+    )
     [batch] = services.generate_batches(study=study, condition="ranking", seed=4, rankings_per_batch=2)
     ins = study.instructions.get(index=0)
     responses = list(ins.responses.order_by("candidate__position"))
     pair = Pair.objects.create(instruction=ins, response_a=responses[0], response_b=responses[2])
     common = {"batch": batch, "kind": "pairwise", "instruction": ins, "pair": pair, "pair_index": 0}
-    Task.objects.create(position=2, condition=Condition.BANDWAGON, presentation="ab", cue={"cue_slot": "A", "percent": 85}, **common)
-    Task.objects.create(position=3, condition=Condition.BANDWAGON, presentation="ab", cue={"cue_slot": "B", "percent": 85}, **common)
+    Task.objects.create(
+        position=2, condition=Condition.BANDWAGON, presentation="ab", cue={"cue_slot": "A", "percent": 85}, **common
+    )
+    Task.objects.create(
+        position=3, condition=Condition.BANDWAGON, presentation="ab", cue={"cue_slot": "B", "percent": 85}, **common
+    )
     Task.objects.create(position=4, condition=Condition.ORDER, presentation="ba", cue={"order": "last"}, **common)
     return study
 
@@ -41,7 +50,9 @@ def _drag(page, source, target):
     page.mouse.move(s["x"] + 12, s["y"] + s["height"] / 2)
     page.mouse.down()
     for i in range(1, 16):
-        page.mouse.move(s["x"] + 12, s["y"] + s["height"] / 2 + (t["y"] + t["height"] * 0.75 - s["y"] - s["height"] / 2) * i / 15)
+        page.mouse.move(
+            s["x"] + 12, s["y"] + s["height"] / 2 + (t["y"] + t["height"] * 0.75 - s["y"] - s["height"] / 2) * i / 15
+        )
         page.wait_for_timeout(20)
     page.mouse.up()
 

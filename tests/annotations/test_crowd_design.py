@@ -1,4 +1,5 @@
 """Crowd assignment: seeded, balanced randomisation across conditions; one batch per worker identity."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -39,7 +40,7 @@ def test_sixty_arrivals_are_balanced_in_every_quarter(db):
     conditions = [a.batch.condition for a in got]
     # +-10%: in each quarter of 15 arrivals, every condition's share is within 1/4 +- 0.10.
     for q in range(4):
-        shares = Counter(conditions[15 * q:15 * (q + 1)])
+        shares = Counter(conditions[15 * q : 15 * (q + 1)])
         assert set(shares) == set(CONDITIONS)
         for condition in CONDITIONS:
             assert abs(shares[condition] / 15 - 0.25) <= 0.10, (q, shares)
@@ -60,8 +61,10 @@ def test_the_draw_is_seeded_by_study_and_worker(db):
     Assignment.objects.all().delete()
     again = [_arrive(first, f"w{i}").batch for i in range(8)]
     assert [b.pk for b in picks] == [b.pk for b in again]
-    other = [services.claim_order(study=first, participant=p)[0]
-             for p in Participant.objects.filter(study=first).order_by("pk")[:8]]
+    other = [
+        services.claim_order(study=first, participant=p)[0]
+        for p in Participant.objects.filter(study=first).order_by("pk")[:8]
+    ]
     assert len(set(other)) > 1  # different workers draw different batches from the same state
 
 
@@ -85,8 +88,9 @@ def test_one_batch_per_worker_identity_whatever_the_session(db):
 def test_the_maximum_is_a_setting(db, settings):
     settings.CROWD_MAX_BATCHES_PER_WORKER = 2
     study = _four_condition_study("two")
-    participant = Participant.objects.create(study=study, platform="code", external_hash="h", qualified=True,
-                                             consented_at=timezone.now())
+    participant = Participant.objects.create(
+        study=study, platform="code", external_hash="h", qualified=True, consented_at=timezone.now()
+    )
     a = services.claim_batch(participant=participant, session_hash="s1")
     b = services.claim_batch(participant=participant, session_hash="s2")
     assert a is not None and b is not None and a.batch_id != b.batch_id

@@ -1,5 +1,6 @@
 """Crowd entry hardening: bound task tokens, fast expiry of never-opened leases, a qualification
 that reveals nothing, allow-listed or signed ``?code=`` entry, one open lease per participant."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -43,6 +44,7 @@ def test_a_task_cannot_be_answered_without_its_page_being_rendered(worker, pilot
     task = assignment.batch.tasks.get(position=0)
     # A token with the old, unbound format (or any other salt) is refused.
     from django.core import signing
+
     unbound = signing.dumps({"n": "x", "t": 0}, salt=answers.TOKEN_SALT)
     assert worker.post(url, {"token": unbound, "choice": "A"}).status_code == 422
     assert worker.post(url, {"choice": "A"}).status_code == 422

@@ -14,8 +14,23 @@ from tests.annotations.conftest import build_cobbler_study, build_study
 from tests.conftest import COBBLER_DIR
 
 PAPER_IDS = [40, 7, 1, 17, 15, 14, 8, 6, 34, 5, 37, 27, 2, 47, 49, 13, 44, 32, 36, 46, 42, 22, 20, 28, 30]
-PAPER_PAIRS = [("H", "M"), ("B", "C"), ("A", "E"), ("J", "O"), ("C", "L"), ("C", "H"), ("C", "E"), ("B", "F"),
-               ("A", "O"), ("I", "L"), ("G", "H"), ("A", "M"), ("G", "N"), ("E", "J"), ("A", "F")]
+PAPER_PAIRS = [
+    ("H", "M"),
+    ("B", "C"),
+    ("A", "E"),
+    ("J", "O"),
+    ("C", "L"),
+    ("C", "H"),
+    ("C", "E"),
+    ("B", "F"),
+    ("A", "O"),
+    ("I", "L"),
+    ("G", "H"),
+    ("A", "M"),
+    ("G", "N"),
+    ("E", "J"),
+    ("A", "F"),
+]
 BIAS_DIRS = {"order": "order", "bandwagon": "bandwagon", "attentional": "distraction"}
 needs_data = pytest.mark.skipif(not COBBLER_DIR.is_dir(), reason="the shared CoBBLEr data is not present")
 
@@ -42,13 +57,19 @@ def test_it_generates_the_original_human_bias_batches(db, condition):
     assert Task.objects.filter(batch__study=study).count() == 750
     real = COBBLER_DIR / "human" / "batches" / "human_bias" / BIAS_DIRS[condition] / "real"
     for k, batch in enumerate(batches, start=1):
-        tasks = list(batch.tasks.select_related("instruction", "pair__response_a__candidate", "pair__response_b__candidate"))
+        tasks = list(
+            batch.tasks.select_related("instruction", "pair__response_a__candidate", "pair__response_b__candidate")
+        )
         assert {t.instruction.index for t in tasks} == {PAPER_IDS[k - 1]}
         ours = Counter((t.pair_index, *_slot_keys(t), t.cue.get("cue_slot") or t.cue.get("order")) for t in tasks)
         source = json.loads((real / f"random_sampled_examples_{BIAS_DIRS[condition]}_{k}.json").read_text())
         theirs = Counter(
-            (row["pair_idx"], row["Model A"], row["Model B"],
-             {"order": row.get("order"), "bandwagon": row.get("bandwagon_order")}.get(condition))
+            (
+                row["pair_idx"],
+                row["Model A"],
+                row["Model B"],
+                {"order": row.get("order"), "bandwagon": row.get("bandwagon_order")}.get(condition),
+            )
             for row in source
         )
         if condition == "attentional":  # which side the distractor names: read it off the sentence
@@ -72,12 +93,19 @@ def test_a_fresh_design_is_counterbalanced_and_reproducible(db):
         firsts = Counter(t.presentation for t in tasks if t.cue["order"] == "first")
         assert firsts == {"ab": 2, "ba": 2}
         assert all(a.pair_index != b.pair_index for a, b in zip(tasks, tasks[1:], strict=False))
-    signature = [(t.batch.index, t.position, t.pair_id, t.presentation) for t in Task.objects.filter(batch__study=study)]
+    signature = [
+        (t.batch.index, t.position, t.pair_id, t.presentation) for t in Task.objects.filter(batch__study=study)
+    ]
 
     other = build_study("fresh-2", instructions=3)
     services.generate_batches(study=other, condition="order", seed=11, pairs_per_batch=4)
-    pair_key = {t.pair_id: (t.pair.response_a.candidate.key, t.pair.response_b.candidate.key) for t in Task.objects.all()}
-    again = [(t.batch.index, t.position, pair_key[t.pair_id], t.presentation) for t in Task.objects.filter(batch__study=other)]
+    pair_key = {
+        t.pair_id: (t.pair.response_a.candidate.key, t.pair.response_b.candidate.key) for t in Task.objects.all()
+    }
+    again = [
+        (t.batch.index, t.position, pair_key[t.pair_id], t.presentation)
+        for t in Task.objects.filter(batch__study=other)
+    ]
     assert [(i, p, pair_key[pk], pr) for i, p, pk, pr in signature] == again
 
 

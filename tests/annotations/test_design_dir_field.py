@@ -5,6 +5,7 @@ is not one is a form error, never a 500. The API's cobbler_design_dir names a di
 DATA_DIR/designs (settings.DESIGNS_DIR) and refuses everything else with one message, so it
 does not reveal what exists outside. The command keeps its path argument.
 """
+
 from __future__ import annotations
 
 import json
@@ -52,17 +53,20 @@ def test_a_posted_server_path_is_ignored(researcher_client, researcher, db):
     assert not study.batches.filter(label__startswith="CoBBLEr").exists()
 
 
-@pytest.mark.parametrize("content, message", [
-    (b"PK\x03\x04 this is a zip, not JSON", "The design file is not valid JSON (line 1, column 1"),
-    (b"\xff\xfe\x00b\x00a\x00d", "The design file is not UTF-8 text"),
-    (b'[{"vicuna": "System L"}, ', "The design file is not valid JSON"),
-    (b'{"vicuna": "System L"}', "The design file is not a list of {model: letter} maps"),
-    (b'[{"vicuna": 12}]', "The design file is not a list of {model: letter} maps"),
-    (b"[]", "The design file is not a list of {model: letter} maps"),
-    (b"[" * 100_000 + b"]" * 100_000, "The design file is not valid JSON (nested too deeply)"),
-    (b"", "The submitted file is empty."),
-    (b" " * (MAX_LETTER_MAP_BYTES + 1), "The design file is larger than 1024 KB"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"PK\x03\x04 this is a zip, not JSON", "The design file is not valid JSON (line 1, column 1"),
+        (b"\xff\xfe\x00b\x00a\x00d", "The design file is not UTF-8 text"),
+        (b'[{"vicuna": "System L"}, ', "The design file is not valid JSON"),
+        (b'{"vicuna": "System L"}', "The design file is not a list of {model: letter} maps"),
+        (b'[{"vicuna": 12}]', "The design file is not a list of {model: letter} maps"),
+        (b"[]", "The design file is not a list of {model: letter} maps"),
+        (b"[" * 100_000 + b"]" * 100_000, "The design file is not valid JSON (nested too deeply)"),
+        (b"", "The submitted file is empty."),
+        (b" " * (MAX_LETTER_MAP_BYTES + 1), "The design file is larger than 1024 KB"),
+    ],
+)
 def test_a_file_that_is_not_a_letter_map_is_a_form_error(researcher_client, researcher, db, content, message):
     study = build_study("bad", instructions=1, created_by=researcher)
     response = _post(researcher_client, study, _upload(content))
@@ -100,8 +104,11 @@ def designs(settings, tmp_path):
 
 
 def _api_generate(api, design_dir: str):
-    return api.post("/api/studies/api-design/batches/generate",
-                    {"condition": "bandwagon", "cobbler_design_dir": design_dir}, format="json")
+    return api.post(
+        "/api/studies/api-design/batches/generate",
+        {"condition": "bandwagon", "cobbler_design_dir": design_dir},
+        format="json",
+    )
 
 
 def test_the_api_refuses_paths_outside_designs_alike_whether_they_exist_or_not(api, researcher, designs, tmp_path):
@@ -112,9 +119,17 @@ def test_the_api_refuses_paths_outside_designs_alike_whether_they_exist_or_not(a
     (designs / "escape").symlink_to(outside)
     (designs / "dangling").symlink_to(tmp_path / "nowhere")
     answers = {
-        name: _api_generate(api, name) for name in (
-            str(outside), str(tmp_path / "nowhere"), "/etc", "/etc/passwd",
-            "../outside", "../nowhere", "escape", "dangling", "escape/../..",
+        name: _api_generate(api, name)
+        for name in (
+            str(outside),
+            str(tmp_path / "nowhere"),
+            "/etc",
+            "/etc/passwd",
+            "../outside",
+            "../nowhere",
+            "escape",
+            "dangling",
+            "escape/../..",
         )
     }
     bodies = {(r.status_code, r.content) for r in answers.values()}
@@ -127,12 +142,16 @@ def test_the_api_refuses_paths_outside_designs_alike_whether_they_exist_or_not(a
 def test_the_api_reads_designs_under_data_dir_with_clear_errors(api, researcher, designs):
     build_study("api-design", instructions=1, created_by=researcher)
     missing = _api_generate(api, "absent")
-    assert missing.status_code == 422 and missing.json()["detail"] == f"designs/absent/{LETTER_MAP_PATH.as_posix()} not found under DATA_DIR."
+    assert (
+        missing.status_code == 422
+        and missing.json()["detail"] == f"designs/absent/{LETTER_MAP_PATH.as_posix()} not found under DATA_DIR."
+    )
     (designs / "broken" / LETTER_MAP_PATH).parent.mkdir(parents=True)
     (designs / "broken" / LETTER_MAP_PATH).write_bytes(b"not json at all")
     broken = _api_generate(api, "broken")
     assert broken.status_code == 422 and broken.json()["detail"].startswith(
-        f"designs/broken/{LETTER_MAP_PATH.as_posix()} is not valid JSON (line 1, column 1")
+        f"designs/broken/{LETTER_MAP_PATH.as_posix()} is not valid JSON (line 1, column 1"
+    )
     (designs / "dir-not-file" / LETTER_MAP_PATH).mkdir(parents=True)
     assert _api_generate(api, "dir-not-file").status_code == 422
     assert Batch.objects.count() == 0
@@ -143,7 +162,11 @@ def test_the_command_keeps_its_path_and_fails_cleanly_on_a_non_json_file(db, tmp
     (tmp_path / LETTER_MAP_PATH).parent.mkdir(parents=True)
     (tmp_path / LETTER_MAP_PATH).write_bytes(b"\x00\x01 binary")
     with pytest.raises(CommandError, match=r"is not valid JSON \(line 1, column 1"):
-        call_command("generate_batches", "--study", "cmd-design", "--condition", "order", "--cobbler-design", str(tmp_path))
+        call_command(
+            "generate_batches", "--study", "cmd-design", "--condition", "order", "--cobbler-design", str(tmp_path)
+        )
     with pytest.raises(CommandError, match="not found"):
-        call_command("generate_batches", "--study", "cmd-design", "--condition", "order", "--cobbler-design", str(tmp_path / "x"))
+        call_command(
+            "generate_batches", "--study", "cmd-design", "--condition", "order", "--cobbler-design", str(tmp_path / "x")
+        )
     assert Batch.objects.count() == 0

@@ -1,5 +1,6 @@
 """The study hub: one page per study linking content, settings, batches, review, recruitment,
 judge jobs and reports; the settings form; links to the hub from the dashboard and job pages."""
+
 from __future__ import annotations
 
 import json
@@ -36,9 +37,12 @@ def test_the_hub_links_every_part_of_the_study(researcher_client, hub_study):
     for section in ("content", "settings", "batches", "review", "recruitment", "judge-jobs", "reports"):
         assert f'href="#{section}"' in html and f'id="{section}"' in html
     for url in (
-        reverse("annotations:review-list", args=[hub_study.slug]), reverse("judging:job", args=[job.pk]),
-        reverse("analysis:report", args=[hub_study.slug]), reverse("annotations:export", args=[hub_study.slug, "csv"]),
-        reverse("annotations:study_import"), reverse("annotations:study-settings", args=[hub_study.slug]),
+        reverse("annotations:review-list", args=[hub_study.slug]),
+        reverse("judging:job", args=[job.pk]),
+        reverse("analysis:report", args=[hub_study.slug]),
+        reverse("annotations:export", args=[hub_study.slug, "csv"]),
+        reverse("annotations:study_import"),
+        reverse("annotations:study-settings", args=[hub_study.slug]),
     ):
         assert f'href="{url}"' in html or f'action="{url}"' in html, url
     assert "{{%PROLIFIC_PID%}}" in html and "http://testserver/s/hub/start" in html  # the recruitment box
@@ -50,11 +54,22 @@ def test_the_hub_links_every_part_of_the_study(researcher_client, hub_study):
 def test_the_settings_form_saves_and_refuses_bad_json_changing_nothing(researcher_client, hub_study):
     url = reverse("annotations:study-settings", args=[hub_study.slug])
     surveys = {"post": [{"id": "fair", "text": "Was the task clear?", "kind": "choice", "choices": ["yes", "no"]}]}
-    good = {"allow_ties": "on", "rationale": "optional", "attention_check_rate": "0.1", "gold_rate": "0.05",
-            "surveys": json.dumps(surveys), "quality_rules": '{"min_median_seconds": 6}'}
+    good = {
+        "allow_ties": "on",
+        "rationale": "optional",
+        "attention_check_rate": "0.1",
+        "gold_rate": "0.05",
+        "surveys": json.dumps(surveys),
+        "quality_rules": '{"min_median_seconds": 6}',
+    }
     assert researcher_client.post(url, good).status_code == 302
     hub_study.refresh_from_db()
-    assert (hub_study.allow_ties, hub_study.rationale, hub_study.attention_check_rate, hub_study.gold_rate) == (True, "optional", 0.1, 0.05)
+    assert (hub_study.allow_ties, hub_study.rationale, hub_study.attention_check_rate, hub_study.gold_rate) == (
+        True,
+        "optional",
+        0.1,
+        0.05,
+    )
     assert hub_study.quality_rules == {"min_median_seconds": 6.0} and hub_study.surveys["post"][0]["id"] == "fair"
     for field, value, message in (
         ("quality_rules", '{"min_median_seconds": "fast"}', "must be a number"),
@@ -65,7 +80,9 @@ def test_the_settings_form_saves_and_refuses_bad_json_changing_nothing(researche
     ):
         bad = researcher_client.post(url, {**good, "allow_ties": "", field: value}, headers={"HX-Request": "true"})
         body = bad.content.decode()
-        assert bad.status_code == 422 and message in body and body.lstrip().startswith('<form id="settings-form"'), field
+        assert bad.status_code == 422 and message in body and body.lstrip().startswith('<form id="settings-form"'), (
+            field
+        )
         hub_study.refresh_from_db()
         assert hub_study.allow_ties is True and hub_study.quality_rules == {"min_median_seconds": 6.0}
     plain = researcher_client.post(url, {**good, "gold_rate": "-1"})
@@ -75,7 +92,10 @@ def test_the_settings_form_saves_and_refuses_bad_json_changing_nothing(researche
 def test_it_checks_ownership(client, other_researcher, hub_study):
     client.force_login(other_researcher)
     assert client.get(reverse("annotations:study", args=[hub_study.slug])).status_code == 404
-    assert client.post(reverse("annotations:study-settings", args=[hub_study.slug]), {"rationale": "required"}).status_code == 404
+    assert (
+        client.post(reverse("annotations:study-settings", args=[hub_study.slug]), {"rationale": "required"}).status_code
+        == 404
+    )
     hub_study.refresh_from_db()
     assert hub_study.rationale == "off"
     assert "hub" not in [s.slug for s in client.get(reverse("annotations:studies")).context["studies"]]
@@ -92,6 +112,10 @@ def test_the_dashboard_and_the_job_pages_link_to_the_hub(researcher_client, hub_
 
 
 def test_a_failed_generate_without_htmx_shows_the_whole_hub(researcher_client, hub_study):
-    response = researcher_client.post(reverse("annotations:generate", args=[hub_study.slug]),
-                                      {"condition": "bandwagon", "seed": 1, "pairs_per_batch": 2})
-    assert response.status_code == 422 and b"already has" in response.content and b'id="recruitment"' in response.content
+    response = researcher_client.post(
+        reverse("annotations:generate", args=[hub_study.slug]),
+        {"condition": "bandwagon", "seed": 1, "pairs_per_batch": 2},
+    )
+    assert (
+        response.status_code == 422 and b"already has" in response.content and b'id="recruitment"' in response.content
+    )

@@ -1,5 +1,6 @@
 """A researcher sets up a crowd study in Chromium without the admin or the CLI: create it from the
 demo content, generate its batches, change its task settings, find review and the worker links."""
+
 from __future__ import annotations
 
 import pytest
@@ -67,7 +68,9 @@ def test_create_a_study_and_its_batches_from_the_browser(live_server, browser, r
     study.refresh_from_db()
     assert (study.allow_ties, study.rationale, study.quality_rules) == (True, "required", {"min_median_seconds": 5.0})
 
-    assert page.input_value("#prolific-url").startswith(f"{base}/s/browser-study/start?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}")
+    assert page.input_value("#prolific-url").startswith(
+        f"{base}/s/browser-study/start?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
+    )
     page.screenshot(path=str(ARTIFACTS / "screenshots" / "study-hub.png"), full_page=True)
     page.click("#review-link")
     page.wait_for_url("**/review/")

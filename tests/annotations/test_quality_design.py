@@ -1,4 +1,5 @@
 """Attention checks and gold items injected into generated batches (annotations.services.design)."""
+
 from __future__ import annotations
 
 import json
@@ -23,18 +24,33 @@ SNAPSHOT_DESIGNS = (("order", 4), ("bandwagon", 6), ("attentional", 3), ("plain"
 def task_row(t: Task) -> list:
     """A task by what it shows, in candidate keys (so two studies with other row ids compare)."""
     pair = [t.pair.response_a.candidate.key, t.pair.response_b.candidate.key] if t.pair else None
-    return [t.position, t.kind, t.condition, t.instruction.index, pair, t.presentation, t.cue, t.pair_index,
-            len(t.response_ids), t.show_threshold_bar]
+    return [
+        t.position,
+        t.kind,
+        t.condition,
+        t.instruction.index,
+        pair,
+        t.presentation,
+        t.cue,
+        t.pair_index,
+        len(t.response_ids),
+        t.show_threshold_bar,
+    ]
 
 
 def tasks_of(batch: Batch) -> list[Task]:
-    return list(batch.tasks.select_related("instruction", "pair__response_a__candidate", "pair__response_b__candidate")
-                .order_by("position"))
+    return list(
+        batch.tasks.select_related(
+            "instruction", "pair__response_a__candidate", "pair__response_b__candidate"
+        ).order_by("position")
+    )
 
 
 def design_snapshot(study: Study) -> list:
-    return [[b.condition, b.index, b.seed, b.label, [task_row(t) for t in tasks_of(b)]]
-            for b in Batch.objects.filter(study=study).order_by("condition", "index")]
+    return [
+        [b.condition, b.index, b.seed, b.label, [task_row(t) for t in tasks_of(b)]]
+        for b in Batch.objects.filter(study=study).order_by("condition", "index")
+    ]
 
 
 def test_with_both_rates_zero_batches_are_what_they_were_before_checks():
@@ -70,7 +86,9 @@ def test_checks_are_added_at_the_rate_and_items_keep_their_order(condition):
         assert (n_attention, n_gold) == (3, 1)  # 2.5 rounds half up
         assert len(checks) == n_attention + n_gold
         # Instructed and catch alternate (in position order), then the gold items.
-        assert [t.role for t in checks if t.role != Task.Role.GOLD] == (["instructed", "catch"] * n_attention)[:n_attention]
+        assert [t.role for t in checks if t.role != Task.Role.GOLD] == (["instructed", "catch"] * n_attention)[
+            :n_attention
+        ]
         assert sum(t.role == Task.Role.GOLD for t in checks) == n_gold
         # The items are the design without checks, in the same order (twins spread as before).
         assert [task_row(t)[1:] for t in items] == [task_row(t)[1:] for t in tasks_of(old)]
@@ -97,7 +115,9 @@ def test_check_expectations_match_what_is_shown():
         assert slot in ("A", "B")
         shown = dict(zip("AB", t.slot_responses(), strict=True))
         if t.role == Task.Role.INSTRUCTED:
-            assert t.expects["text"] == INSTRUCTED_TEXT.format(slot=slot) and f"choose System {slot}" in t.expects["text"]
+            assert (
+                t.expects["text"] == INSTRUCTED_TEXT.format(slot=slot) and f"choose System {slot}" in t.expects["text"]
+            )
         elif t.role == Task.Role.CATCH:
             broken = t.expects["broken_slot"]
             assert broken != slot and broken in ("A", "B")
@@ -120,7 +140,9 @@ def test_the_same_seed_gives_the_same_checks_and_another_seed_other_positions():
         [batch] = services.generate_batches(study=study, condition="order", seed=seed, pairs_per_batch=6)
         designs.append([(task_row(t), t.role, t.expects) for t in tasks_of(batch)])
     assert designs[0] == designs[1]
-    assert [row[0][0] for row in designs[0] if row[1] != "item"] != [row[0][0] for row in designs[2] if row[1] != "item"]
+    assert [row[0][0] for row in designs[0] if row[1] != "item"] != [
+        row[0][0] for row in designs[2] if row[1] != "item"
+    ]
 
 
 @pytest.mark.parametrize(("field", "rate"), [("attention_check_rate", 1.5), ("gold_rate", -0.1)])

@@ -1,4 +1,5 @@
 """Quality flags computed when a worker's assignment closes (annotations.quality.flags)."""
+
 from __future__ import annotations
 
 import logging
@@ -118,7 +119,10 @@ def test_a_looser_rule_lets_one_failed_check_pass(checked_study):
 def test_qualification_attempts_above_the_maximum_are_flagged(order_study):
     assignment = work(new_worker(order_study, "retrier", attempts=2), careful, seconds=20)
     assert codes(assignment) == {"qualification_attempts"}
-    assert (flag_of(assignment, "qualification_attempts")["value"], flag_of(assignment, "qualification_attempts")["threshold"]) == (2, 1)
+    assert (
+        flag_of(assignment, "qualification_attempts")["value"],
+        flag_of(assignment, "qualification_attempts")["threshold"],
+    ) == (2, 1)
 
 
 def test_disagreeing_with_the_majority_of_three_raters_is_flagged_once_the_others_submit(order_study):
@@ -155,8 +159,16 @@ def test_an_untouched_ranking_is_flagged():
     assignment = services.claim_batch(participant=participant, session_hash="")
     for n, task in enumerate(batch.tasks.order_by("position")):
         ids = task.expected_response_ids()
-        Submission.objects.create(assignment=assignment, task=task, ranking=ids, display_order=ids[::-1],
-                                  bar_position=1, untouched=n == 0, time_on_task_ms=30_000, idempotency_key=f"k{n}")
+        Submission.objects.create(
+            assignment=assignment,
+            task=task,
+            ranking=ids,
+            display_order=ids[::-1],
+            bar_position=1,
+            untouched=n == 0,
+            time_on_task_ms=30_000,
+            idempotency_key=f"k{n}",
+        )
     assert assignment.finish_if_complete()
     assignment.refresh_from_db()
     assert codes(assignment) == {"untouched_ranking"} and flag_of(assignment, "untouched_ranking")["value"] == "1 of 2"
@@ -168,8 +180,14 @@ def test_rankings_left_in_the_shown_order_are_straight_lining():
     assignment = services.claim_batch(participant=new_worker(study, "lazy"), session_hash="")
     for n, task in enumerate(batch.tasks.order_by("position")):
         ids = task.expected_response_ids()
-        Submission.objects.create(assignment=assignment, task=task, ranking=ids, display_order=ids,
-                                  time_on_task_ms=30_000, idempotency_key=f"r{n}")
+        Submission.objects.create(
+            assignment=assignment,
+            task=task,
+            ranking=ids,
+            display_order=ids,
+            time_on_task_ms=30_000,
+            idempotency_key=f"r{n}",
+        )
     assert assignment.finish_if_complete()
     assignment.refresh_from_db()
     assert assignment.flags[0]["label"] == "Left 3 of 3 rankings in the order shown"
@@ -231,7 +249,9 @@ def test_the_flag_work_command_recomputes_and_counts(order_study):
     out = StringIO()
     call_command("flag_work", "--study", order_study.slug, stdout=out)
     assert out.getvalue().splitlines() == [
-        "2 submitted assignment(s) flagged again; 1 with at least one flag", "  straight_line: 1", "  too_fast: 1",
+        "2 submitted assignment(s) flagged again; 1 with at least one flag",
+        "  straight_line: 1",
+        "  too_fast: 1",
     ]
     assert not Assignment.objects.filter(flags_computed_at__isnull=True).exists()
 

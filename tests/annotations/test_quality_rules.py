@@ -1,4 +1,5 @@
 """The flag thresholds and a study's overrides (annotations.quality.rules)."""
+
 from __future__ import annotations
 
 import pytest
@@ -26,18 +27,21 @@ def test_a_study_overrides_some_rules_and_keeps_the_rest():
     assert rules_for(build_study("no-rules", instructions=1)) == DEFAULT_RULES
 
 
-@pytest.mark.parametrize(("overrides", "message"), [
-    ({"min_seconds": 3}, "Unknown quality rule 'min_seconds'; the rules are: min_median_seconds"),
-    ({"min_median_seconds": "4"}, "'min_median_seconds' must be a number, not '4'"),
-    ({"attention_fail_max": True}, "'attention_fail_max' must be a number, not True"),
-    ({"attention_fail_max": 0.5}, "'attention_fail_max' must be a whole number"),
-    ({"attention_fail_max": -1}, "'attention_fail_max' must be at least 0"),
-    ({"min_raters_for_majority": 0}, "'min_raters_for_majority' must be at least 1"),
-    ({"majority_disagreement_max": 1.5}, "share between 0 and 1"),
-    ({"min_median_seconds": float("nan")}, "non-negative number"),
-    ({"min_median_seconds": -2}, "non-negative number"),
-    (["min_median_seconds"], "must be an object"),
-])
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"min_seconds": 3}, "Unknown quality rule 'min_seconds'; the rules are: min_median_seconds"),
+        ({"min_median_seconds": "4"}, "'min_median_seconds' must be a number, not '4'"),
+        ({"attention_fail_max": True}, "'attention_fail_max' must be a number, not True"),
+        ({"attention_fail_max": 0.5}, "'attention_fail_max' must be a whole number"),
+        ({"attention_fail_max": -1}, "'attention_fail_max' must be at least 0"),
+        ({"min_raters_for_majority": 0}, "'min_raters_for_majority' must be at least 1"),
+        ({"majority_disagreement_max": 1.5}, "share between 0 and 1"),
+        ({"min_median_seconds": float("nan")}, "non-negative number"),
+        ({"min_median_seconds": -2}, "non-negative number"),
+        (["min_median_seconds"], "must be an object"),
+    ],
+)
 def test_bad_rules_are_refused_with_a_clear_message(overrides, message):
     with pytest.raises(ValidationError) as caught:
         validate_rules(overrides)

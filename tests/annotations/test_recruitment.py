@@ -1,4 +1,5 @@
 """Recruitment links and the crowd platforms' round trip: Prolific and MTurk (issue 12, item 2)."""
+
 from __future__ import annotations
 
 import html as htmllib
@@ -46,7 +47,9 @@ def test_the_crowd_page_has_copy_ready_absolute_links(researcher_client, owned):
         assert f'data-copy="{field}"' in page
     assert re.findall(r"<script(?![^>]*\bsrc=)", page) == []
     assert "annotations/copy" in page
-    xml = htmllib.unescape(re.search(r'<textarea id="mturk-xml" readonly rows="5">(.*?)</textarea>', page, re.S).group(1))
+    xml = htmllib.unescape(
+        re.search(r'<textarea id="mturk-xml" readonly rows="5">(.*?)</textarea>', page, re.S).group(1)
+    )
     root = ET.fromstring(xml)
     assert root.tag == f"{{{EXTERNAL_QUESTION_NS}}}ExternalQuestion"
     assert root.find(f"{{{EXTERNAL_QUESTION_NS}}}ExternalURL").text == start
@@ -54,9 +57,13 @@ def test_the_crowd_page_has_copy_ready_absolute_links(researcher_client, owned):
 
 
 def test_the_prolific_link_as_prolific_fills_it_enters_the_study(client, pilot):
-    enter(client, pilot, PROLIFIC_PID="60a1b2c3d4e5f6a7b8c9d0e1", STUDY_ID="61f0e1d2c3b4a5968778695a", SESSION_ID="sess-1")
+    enter(
+        client, pilot, PROLIFIC_PID="60a1b2c3d4e5f6a7b8c9d0e1", STUDY_ID="61f0e1d2c3b4a5968778695a", SESSION_ID="sess-1"
+    )
     assert Participant.objects.get().platform == "prolific"
-    bad = Client().get(reverse("annotations:start", args=[pilot.slug]) + "?PROLIFIC_PID=p&STUDY_ID=%3Cx%3E&SESSION_ID=s")
+    bad = Client().get(
+        reverse("annotations:start", args=[pilot.slug]) + "?PROLIFIC_PID=p&STUDY_ID=%3Cx%3E&SESSION_ID=s"
+    )
     assert bad.status_code == 400 and b"STUDY_ID" in bad.content and Participant.objects.count() == 1
     # The older entry links keep working.
     enter(Client(), pilot, code="plain-code")
@@ -74,7 +81,11 @@ def test_the_mturk_preview_shows_consent_and_a_sample_task_and_creates_nothing(c
     assert 'id="sample-task"' in page and "Question 0?" in page
     # Read-only: no form to post, no enabled button, no cookie, no row.
     assert "<form" not in page and re.findall(r"<button(?![^>]*disabled)", page) == []
-    assert f"cw_{pilot.pk}" not in response.cookies and Participant.objects.count() == 0 and Assignment.objects.count() == 0
+    assert (
+        f"cw_{pilot.pk}" not in response.cookies
+        and Participant.objects.count() == 0
+        and Assignment.objects.count() == 0
+    )
     # MTurk frames the preview: this page (only) may be framed by MTurk's worker sites.
     assert "frame-ancestors https://worker.mturk.com" in response["Content-Security-Policy"]
     assert "X-Frame-Options" not in response
@@ -117,19 +128,31 @@ def test_mturk_workers_post_the_hit_back_to_turk_submit_to(client, pilot, host):
     assert "3ASSIGN9" not in str(list(Assignment.objects.values_list("external_session_hash", flat=True)))
 
 
-@pytest.mark.parametrize("target", [
-    "https://evil.example", "https://www.mturk.com.evil.example", "http://www.mturk.com",
-    "https://evil.example/?https://www.mturk.com", "javascript:alert(1)", "//www.mturk.com",
-])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "https://evil.example",
+        "https://www.mturk.com.evil.example",
+        "http://www.mturk.com",
+        "https://evil.example/?https://www.mturk.com",
+        "javascript:alert(1)",
+        "//www.mturk.com",
+    ],
+)
 def test_turk_submit_to_names_only_the_two_mturk_hosts(client, pilot, target):
-    response = client.get(reverse("annotations:start", args=[pilot.slug]),
-                          {"workerId": "W1", "assignmentId": "A1", "hitId": "H1", "turkSubmitTo": target})
+    response = client.get(
+        reverse("annotations:start", args=[pilot.slug]),
+        {"workerId": "W1", "assignmentId": "A1", "hitId": "H1", "turkSubmitTo": target},
+    )
     assert response.status_code == 400 and b"turkSubmitTo" in response.content
     assert Participant.objects.count() == 0 and f"cw_{pilot.pk}" not in response.cookies
 
 
 def test_an_accepted_hit_inside_mturks_frame_opens_in_its_own_tab(client, pilot):
-    url = reverse("annotations:start", args=[pilot.slug]) + "?workerId=W1&assignmentId=A1&hitId=H1&turkSubmitTo=https://www.mturk.com"
+    url = (
+        reverse("annotations:start", args=[pilot.slug])
+        + "?workerId=W1&assignmentId=A1&hitId=H1&turkSubmitTo=https://www.mturk.com"
+    )
     framed = client.get(url, headers={"Sec-Fetch-Dest": "iframe", "Sec-Fetch-Site": "cross-site"})
     page = framed.content.decode()
     assert framed.status_code == 200 and 'target="_blank"' in page

@@ -48,7 +48,9 @@ def test_progress_page_and_its_polling_fragment(researcher_client, answered, dja
 def test_review_approves_and_rejects(researcher_client, answered):
     assignment = Assignment.objects.get()
     url = reverse("annotations:review", args=[answered.slug, assignment.pk])
-    response = researcher_client.post(url, {"decision": "rejected", "reason": "too_fast", "note": "too fast"}, headers={"HX-Request": "true"})
+    response = researcher_client.post(
+        url, {"decision": "rejected", "reason": "too_fast", "note": "too fast"}, headers={"HX-Request": "true"}
+    )
     assert response.status_code == 200 and f'id="review-{assignment.pk}"' in response.content.decode()
     assignment.refresh_from_db()
     assert (assignment.review, assignment.review_note) == ("rejected", "too fast")
@@ -64,7 +66,9 @@ def test_exports_hold_pseudonymous_ids_only(researcher_client, answered):
     assert len(rows) == 2 and rows[0]["participant"].startswith("p-") and "worker-1" not in raw
     assert rows[0]["choice"] == "A" and json.loads(rows[0]["display_order"])
     data = json.loads(researcher_client.get(reverse("annotations:export", args=[answered.slug, "json"])).content)
-    assert [r["submission_id"] for r in data["submissions"]] == list(Submission.objects.order_by("task__position").values_list("pk", flat=True))
+    assert [r["submission_id"] for r in data["submissions"]] == list(
+        Submission.objects.order_by("task__position").values_list("pk", flat=True)
+    )
     assert researcher_client.get(reverse("annotations:export", args=[answered.slug, "xml"])).status_code == 404
 
 
@@ -73,7 +77,9 @@ def test_generate_from_the_page(researcher_client, db):
     url = reverse("annotations:generate", args=[study.slug])
     response = researcher_client.post(url, {"condition": "attentional", "seed": 3, "pairs_per_batch": 2})
     assert response.status_code == 302 and study.batches.count() == 2
-    again = researcher_client.post(url, {"condition": "attentional", "seed": 3, "pairs_per_batch": 2}, headers={"HX-Request": "true"})
+    again = researcher_client.post(
+        url, {"condition": "attentional", "seed": 3, "pairs_per_batch": 2}, headers={"HX-Request": "true"}
+    )
     assert again.status_code == 422 and b"already has" in again.content and b"<html" not in again.content
     assert study.batches.count() == 2
 
@@ -82,11 +88,21 @@ def test_create_a_study_from_another(researcher_client, researcher, db):
     source = build_study("demo-src", instructions=2)
     response = researcher_client.post(
         reverse("annotations:studies"),
-        {"name": "Copy", "slug": "copy", "from_study": source.slug, "overlap": 3, "bandwagon_percent": 80, "lease_minutes": 60},
+        {
+            "name": "Copy",
+            "slug": "copy",
+            "from_study": source.slug,
+            "overlap": 3,
+            "bandwagon_percent": 80,
+            "lease_minutes": 60,
+        },
     )
     assert response.status_code == 302
     copy = Study.objects.get(slug="copy")
     assert copy.created_by == researcher and copy.bandwagon_percent == 80
     assert copy.instructions.count() == 2 and sum(i.responses.count() for i in copy.instructions.all()) == 8
-    dup = researcher_client.post(reverse("annotations:studies"), {"name": "x", "slug": "copy", "overlap": 3, "bandwagon_percent": 80, "lease_minutes": 60})
+    dup = researcher_client.post(
+        reverse("annotations:studies"),
+        {"name": "x", "slug": "copy", "overlap": 3, "bandwagon_percent": 80, "lease_minutes": 60},
+    )
     assert dup.status_code == 422

@@ -1,6 +1,7 @@
 """axe-core on every researcher page at desktop and phone sizes: zero serious or critical
 violations (issue 12, item 6). Prints the table (page, viewport, violations by impact) and
 appends each row to test-artifacts/axe/researcher.jsonl."""
+
 from __future__ import annotations
 
 import pytest
@@ -29,12 +30,26 @@ def site(transactional_db, researcher) -> dict:
     approved = _submit_all(study, code="careful", choice="B")
     rejected = _submit_all(study, code="third", flags=[TOO_FAST])
     services.review_assignment(assignment=approved, decision="approved")
-    services.review_assignment(assignment=rejected, decision="rejected", reason="too_fast", note="under a second per task")
+    services.review_assignment(
+        assignment=rejected, decision="rejected", reason="too_fast", note="under a second per task"
+    )
     judge = Judge.objects.create(name="axe-longer", kind=Judge.Kind.BASELINE, baseline="longer", owner=researcher)
-    job = JudgeJob.objects.create(study=study, judge=judge, conditions=["order"], created_by=researcher,
-                                  status=JudgeJob.Status.COMPLETED, finished_at=timezone.now())
-    generation = GenerationJob.objects.create(study=study, judge=judge, candidate_key="axe-gen", created_by=researcher,
-                                              status=GenerationJob.Status.COMPLETED, finished_at=timezone.now())
+    job = JudgeJob.objects.create(
+        study=study,
+        judge=judge,
+        conditions=["order"],
+        created_by=researcher,
+        status=JudgeJob.Status.COMPLETED,
+        finished_at=timezone.now(),
+    )
+    generation = GenerationJob.objects.create(
+        study=study,
+        judge=judge,
+        candidate_key="axe-gen",
+        created_by=researcher,
+        status=GenerationJob.Status.COMPLETED,
+        finished_at=timezone.now(),
+    )
     run = ReportRun.objects.create(study=study, profile="default", created_by=researcher)
     build_report_run(run.pk)
     return {"study": study, "job": job, "judge": judge, "generation": generation, "fast": fast}
@@ -87,7 +102,9 @@ def test_every_researcher_page_has_no_serious_axe_violation(live_server, browser
     page.goto(base + reverse("judging:judges"))
     # The page a browser without JS gets (htmx would put the result into the list instead).
     with page.expect_navigation():
-        page.evaluate(f"() => document.querySelector('form[action=\"{reverse('judging:judge-test', args=[site['judge'].pk])}\"]').submit()")
+        page.evaluate(
+            f"() => document.querySelector('form[action=\"{reverse('judging:judge-test', args=[site['judge'].pk])}\"]').submit()"
+        )
     check("model connection test")
 
     print("\n" + _table(rows))

@@ -1,5 +1,6 @@
 """The review page: answers beside the pair (escaped), flags, filters, bulk decisions, reasons,
 the Prolific-id lookup, the exports' new columns, and ownership."""
+
 from __future__ import annotations
 
 import csv
@@ -23,20 +24,47 @@ STRAIGHT = {"code": "straight_line", "label": "Straight-lining", "value": 1.0, "
 PROLIFIC_PID = "5f0c1d2e3a4b5c6d7e8f9a0b"
 
 
-def _submit_all(study: Study, *, code: str, platform: str = "prolific", choice: str = "A",
-                flags: list | None = None, rationale: str = "", ms: int = 2500) -> Assignment:
+def _submit_all(
+    study: Study,
+    *,
+    code: str,
+    platform: str = "prolific",
+    choice: str = "A",
+    flags: list | None = None,
+    rationale: str = "",
+    ms: int = 2500,
+) -> Assignment:
     """A participant who answered every task of the study's first free batch (written through the ORM)."""
-    participant = Participant.objects.create(study=study, platform=platform, external_hash=pseudonymise(platform, code),
-                                             label=f"p-{code[:6]}", qualified=True)
+    participant = Participant.objects.create(
+        study=study,
+        platform=platform,
+        external_hash=pseudonymise(platform, code),
+        label=f"p-{code[:6]}",
+        qualified=True,
+    )
     batch = study.batches.exclude(assignments__isnull=False).order_by("index").first() or study.batches.first()
-    assignment = Assignment.objects.create(batch=batch, participant=participant, status=Assignment.Status.SUBMITTED,
-                                           submitted_at=timezone.now(), work_seconds=90, flags=flags or [],
-                                           survey={"post": {"fair": "yes"}})
+    assignment = Assignment.objects.create(
+        batch=batch,
+        participant=participant,
+        status=Assignment.Status.SUBMITTED,
+        submitted_at=timezone.now(),
+        work_seconds=90,
+        flags=flags or [],
+        survey={"post": {"fair": "yes"}},
+    )
     for task in batch.tasks.select_related("pair").order_by("position"):
         a, b = task.slot_response_ids()
-        Submission.objects.create(assignment=assignment, task=task, choice=choice, chosen_response_id=a if choice == "A" else b,
-                                  display_order=[a, b], time_on_task_ms=ms, server_time_ms=ms + 100, rationale=rationale,
-                                  idempotency_key=f"{code}-{task.pk}")
+        Submission.objects.create(
+            assignment=assignment,
+            task=task,
+            choice=choice,
+            chosen_response_id=a if choice == "A" else b,
+            display_order=[a, b],
+            time_on_task_ms=ms,
+            server_time_ms=ms + 100,
+            rationale=rationale,
+            idempotency_key=f"{code}-{task.pk}",
+        )
     return assignment
 
 
@@ -73,7 +101,10 @@ def test_it_shows_each_answer_beside_the_pair_and_escapes_worker_and_answer_text
     block = html.split(f'id="task-{fast.pk}-{first.position}"')[1].split("</li>")[0]
     # The two answers in the worker's slot order, the chosen one marked, the time on task.
     assert block.index("System A") < block.index("System B")
-    assert f"({slot_a.candidate.key})" in block.split("System B")[0] and f"({slot_b.candidate.key})" in block.split("System B")[1]
+    assert (
+        f"({slot_a.candidate.key})" in block.split("System B")[0]
+        and f"({slot_b.candidate.key})" in block.split("System B")[1]
+    )
     assert "✓ chosen" in block.split("System B")[0] and "0.8 s" in block
     assert html.count(f'id="task-{fast.pk}-') == len(tasks)
     assert "Straight-lining" in html and 'data-flag="too_fast"' in html and "B cites the reference." in html
@@ -95,18 +126,27 @@ def test_it_filters_by_flag_and_state_and_sorts_by_flags(researcher_client, revi
 
 def test_bulk_approve_then_bulk_reject_needs_a_reason_and_changes_nothing_without_one(researcher_client, reviewed):
     study, fast, careful, other = reviewed["study"], reviewed["fast"], reviewed["careful"], reviewed["other"]
-    ok = researcher_client.post(_url(study, "review-bulk"), {"assignment": [careful.pk, other.pk], "decision": "approved",
-                                                              "state": "pending", "flag": "", "sort": "flags"})
+    ok = researcher_client.post(
+        _url(study, "review-bulk"),
+        {"assignment": [careful.pk, other.pk], "decision": "approved", "state": "pending", "flag": "", "sort": "flags"},
+    )
     assert ok.status_code == 302 and "state=pending" in ok["Location"]
     assert set(Assignment.objects.filter(review="approved").values_list("pk", flat=True)) == {careful.pk, other.pk}
     assert Assignment.objects.get(pk=careful.pk).reviewed_at is not None
-    no_reason = researcher_client.post(_url(study, "review-bulk"), {"assignment": [fast.pk, other.pk], "decision": "rejected"})
+    no_reason = researcher_client.post(
+        _url(study, "review-bulk"), {"assignment": [fast.pk, other.pk], "decision": "rejected"}
+    )
     assert no_reason.status_code == 422 and "Choose a reason for the rejection." in no_reason.content.decode()
-    assert Assignment.objects.get(pk=fast.pk).review == "pending" and Assignment.objects.get(pk=other.pk).review == "approved"
+    assert (
+        Assignment.objects.get(pk=fast.pk).review == "pending"
+        and Assignment.objects.get(pk=other.pk).review == "approved"
+    )
     nothing = researcher_client.post(_url(study, "review-bulk"), {"decision": "approved"})
     assert nothing.status_code == 422 and "Select at least one submission." in nothing.content.decode()
-    done = researcher_client.post(_url(study, "review-bulk"), {"assignment": [fast.pk], "decision": "rejected",
-                                                                "reason": "too_fast", "note": "0.8 s per task"})
+    done = researcher_client.post(
+        _url(study, "review-bulk"),
+        {"assignment": [fast.pk], "decision": "rejected", "reason": "too_fast", "note": "0.8 s per task"},
+    )
     assert done.status_code == 302
     fast.refresh_from_db()
     assert (fast.review, fast.review_reason, fast.review_note) == ("rejected", "too_fast", "0.8 s per task")
@@ -117,13 +157,15 @@ def test_one_decision_with_htmx_swaps_the_entry_and_other_needs_a_note(researche
     url = reverse("annotations:review", args=[study.slug, fast.pk])
     htmx = {"HX-Request": "true"}
     bad = researcher_client.post(url, {"decision": "rejected", "reason": "other"}, headers=htmx)
-    assert bad.status_code == 422 and 'Say why in the note' in bad.content.decode()
+    assert bad.status_code == 422 and "Say why in the note" in bad.content.decode()
     assert Assignment.objects.get(pk=fast.pk).review == "pending"
     unknown = researcher_client.post(url, {"decision": "rejected", "reason": "because"}, headers=htmx)
     assert unknown.status_code == 422 and Assignment.objects.get(pk=fast.pk).review == "pending"
     ok = researcher_client.post(url, {"decision": "rejected", "reason": "straight_lining"}, headers=htmx)
     body = ok.content.decode()
-    assert ok.status_code == 200 and body.lstrip().startswith(f'<article class="card review-entry review-rejected" id="review-{fast.pk}"')
+    assert ok.status_code == 200 and body.lstrip().startswith(
+        f'<article class="card review-entry review-rejected" id="review-{fast.pk}"'
+    )
     assert "✗ Rejected" in body and "Same answer throughout" in body and "<html" not in body
     approve = researcher_client.post(url, {"decision": "approved"})
     assert approve.status_code == 302
@@ -149,7 +191,9 @@ def test_the_lookup_hashes_a_typed_prolific_id_and_never_keeps_it(researcher_cli
     assert researcher_client.post(_url(study, "review-lookup"), {"platform_id": ""}).status_code == 422
     # An MTurk worker id finds its participant too: the hash is keyed by platform.
     mturk = _submit_all(study, code="A1B2C3MTURK", platform="mturk")
-    assert _shown(researcher_client.post(_url(study, "review-lookup"), {"platform_id": "A1B2C3MTURK"}).content.decode()) == [mturk.pk]
+    assert _shown(
+        researcher_client.post(_url(study, "review-lookup"), {"platform_id": "A1B2C3MTURK"}).content.decode()
+    ) == [mturk.pk]
 
 
 def test_the_exports_append_review_flags_rationale_survey_and_role(researcher_client, reviewed):
@@ -159,19 +203,46 @@ def test_the_exports_append_review_flags_rationale_survey_and_role(researcher_cl
     reader = csv.DictReader(io.StringIO(raw))
     assert tuple(reader.fieldnames) == EXPORT_FIELDS
     assert list(EXPORT_FIELDS[:26]) == [  # the old columns keep their order
-        "submission_id", "study", "condition", "batch", "participant", "platform", "assignment",
-        "assignment_status", "review", "task_position", "task_kind", "instruction_index", "pair_id",
-        "pair_index", "presentation", "cue", "slot_a_response", "slot_b_response", "choice",
-        "chosen_response", "ranking", "bar_position", "display_order", "time_on_task_ms",
-        "server_time_ms", "created_at",
+        "submission_id",
+        "study",
+        "condition",
+        "batch",
+        "participant",
+        "platform",
+        "assignment",
+        "assignment_status",
+        "review",
+        "task_position",
+        "task_kind",
+        "instruction_index",
+        "pair_id",
+        "pair_index",
+        "presentation",
+        "cue",
+        "slot_a_response",
+        "slot_b_response",
+        "choice",
+        "chosen_response",
+        "ranking",
+        "bar_position",
+        "display_order",
+        "time_on_task_ms",
+        "server_time_ms",
+        "created_at",
     ]
     row = next(r for r in reader if r["assignment"] == str(fast.pk))
     assert row["review_reason"] == "too_fast" and row["review_note"] == "'=HYPERLINK(1)"  # CSV injection safe
     assert json.loads(row["flags"])[0]["code"] == "too_fast" and row["rationale"].startswith("<script>")
-    assert json.loads(row["survey"]) == {"post": {"fair": "yes"}} and row["task_role"] == Task.Role.ITEM and row["reviewed_at"]
+    assert (
+        json.loads(row["survey"]) == {"post": {"fair": "yes"}}
+        and row["task_role"] == Task.Role.ITEM
+        and row["reviewed_at"]
+    )
     data = json.loads(researcher_client.get(reverse("annotations:export", args=[study.slug, "json"])).content)
     first = next(r for r in data["submissions"] if r["assignment"] == fast.pk)
-    assert first["flags"] == [TOO_FAST, STRAIGHT] and first["review_reason"] == "too_fast" and first["task_role"] == "item"
+    assert (
+        first["flags"] == [TOO_FAST, STRAIGHT] and first["review_reason"] == "too_fast" and first["task_role"] == "item"
+    )
 
 
 def test_it_checks_ownership(client, other_researcher, reviewed):
@@ -180,7 +251,10 @@ def test_it_checks_ownership(client, other_researcher, reviewed):
     assert client.get(_url(study)).status_code == 404
     assert client.post(_url(study, "review-lookup"), {"platform_id": PROLIFIC_PID}).status_code == 404
     assert client.post(_url(study, "review-bulk"), {"assignment": [fast.pk], "decision": "approved"}).status_code == 404
-    assert client.post(reverse("annotations:review", args=[study.slug, fast.pk]), {"decision": "approved"}).status_code == 404
+    assert (
+        client.post(reverse("annotations:review", args=[study.slug, fast.pk]), {"decision": "approved"}).status_code
+        == 404
+    )
     assert Assignment.objects.get(pk=fast.pk).review == "pending"
 
 
@@ -188,8 +262,10 @@ def test_bulk_refuses_another_studys_work(researcher_client, reviewed, researche
     other = build_study("rev-other", instructions=1, created_by=researcher)
     services.generate_batches(study=other, condition="plain", seed=1, pairs_per_batch=2)
     foreign = _submit_all(other, code="foreign")
-    response = researcher_client.post(_url(reviewed["study"], "review-bulk"),
-                                      {"assignment": [reviewed["fast"].pk, foreign.pk], "decision": "approved"})
+    response = researcher_client.post(
+        _url(reviewed["study"], "review-bulk"),
+        {"assignment": [reviewed["fast"].pk, foreign.pk], "decision": "approved"},
+    )
     assert response.status_code == 422
     assert not Assignment.objects.filter(review="approved").exists()
 
@@ -213,5 +289,9 @@ def test_the_api_rejects_with_a_reason_and_reports_it(researcher, reviewed):
     ok = api.post(url, {"decision": "rejected", "reason": "failed_checks", "note": "2 of 3 checks"}, format="json")
     assert ok.status_code == 200
     body = ok.json()
-    assert (body["review"], body["review_reason"], body["flags"][0]["code"]) == ("rejected", "failed_checks", "too_fast")
+    assert (body["review"], body["review_reason"], body["flags"][0]["code"]) == (
+        "rejected",
+        "failed_checks",
+        "too_fast",
+    )
     assert body["reviewed_at"]

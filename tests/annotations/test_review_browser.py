@@ -1,5 +1,6 @@
 """The review page in Chromium: select all, reject in bulk with a reason, one approval in place
 with htmx; and on a phone no researcher page of the crowd side scrolls sideways."""
+
 from __future__ import annotations
 
 import pytest
@@ -51,9 +52,14 @@ def test_no_crowd_researcher_page_scrolls_sideways_on_a_phone(live_server, brows
     study, _made = queue
     page = browser.new_page(viewport={"width": 390, "height": 844})
     login(page, live_server.url, "alice", "alice-password")
-    for url in (reverse("annotations:studies"), reverse("annotations:study", args=[study.slug]),
-                reverse("annotations:review-list", args=[study.slug])):
+    for url in (
+        reverse("annotations:studies"),
+        reverse("annotations:study", args=[study.slug]),
+        reverse("annotations:review-list", args=[study.slug]),
+    ):
         page.goto(live_server.url + url)
         page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
-        width, viewport = page.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        width, viewport = page.evaluate(
+            "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+        )
         assert width <= viewport, (url, width)

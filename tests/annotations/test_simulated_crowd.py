@@ -3,6 +3,7 @@
 Pure functions (annotations.simulation.behaviour), so every claim is checked over many draws
 without a database; the run through the real services is tested in tests/importers/test_seed_demo.py.
 """
+
 from __future__ import annotations
 
 import random
@@ -21,14 +22,16 @@ from annotations.simulation.behaviour import (
 )
 
 DRAWS = 4000
-CAREFUL = SimWorker(label="careful", sensitivity=1.0, first_slot=0.0, bandwagon=0.0, attentional=0.0,
-                    median_pair_s=15.0)
+CAREFUL = SimWorker(
+    label="careful", sensitivity=1.0, first_slot=0.0, bandwagon=0.0, attentional=0.0, median_pair_s=15.0
+)
 
 
 def _share(worker: SimWorker, *, quality_a: float, quality_b: float, cue: dict | None = None, pick: str = "A") -> float:
     rng = random.Random(7)
-    picks = [choose_pair(worker, quality_a=quality_a, quality_b=quality_b, cue=cue or {}, rng=rng)
-             for _ in range(DRAWS)]
+    picks = [
+        choose_pair(worker, quality_a=quality_a, quality_b=quality_b, cue=cue or {}, rng=rng) for _ in range(DRAWS)
+    ]
     return picks.count(pick) / DRAWS
 
 
@@ -74,8 +77,9 @@ def test_careless_workers_do_not_read():
     always_a = replace(CAREFUL, careless="always_a")
     assert _share(always_a, quality_a=-1.3, quality_b=1.0) == 1.0
     assert _share(replace(CAREFUL, careless="random"), quality_a=-1.3, quality_b=1.0) == pytest.approx(0.5, abs=0.03)
-    ranking, acceptable = rank_answers(always_a, shown=[5, 3, 9, 1], quality_of={5: -1, 3: 0, 9: 1, 1: 2},
-                                       rng=random.Random(1))
+    ranking, acceptable = rank_answers(
+        always_a, shown=[5, 3, 9, 1], quality_of={5: -1, 3: 0, 9: 1, 1: 2}, rng=random.Random(1)
+    )
     assert (ranking, acceptable) == ([5, 3, 9, 1], 0)  # as the page loaded: the bar still on top
 
 

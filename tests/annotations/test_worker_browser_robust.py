@@ -1,5 +1,6 @@
 """Worker pages in Chromium as a worker uses them: Back and Forward at every step, a phone's
 swipe, a second tab, and axe-core on every page at desktop and phone sizes (issue 12)."""
+
 from __future__ import annotations
 
 import pytest
@@ -27,8 +28,12 @@ def _study(slug: str, overlap: int = 2) -> Study:
     responses = list(ins.responses.order_by("candidate__position"))
     pair = Pair.objects.create(instruction=ins, response_a=responses[0], response_b=responses[2])
     common = {"batch": batch, "kind": "pairwise", "instruction": ins, "pair": pair, "pair_index": 0}
-    Task.objects.create(position=2, condition=Condition.BANDWAGON, presentation="ab", cue={"cue_slot": "A", "percent": 85}, **common)
-    Task.objects.create(position=3, condition=Condition.BANDWAGON, presentation="ab", cue={"cue_slot": "B", "percent": 85}, **common)
+    Task.objects.create(
+        position=2, condition=Condition.BANDWAGON, presentation="ab", cue={"cue_slot": "A", "percent": 85}, **common
+    )
+    Task.objects.create(
+        position=3, condition=Condition.BANDWAGON, presentation="ab", cue={"cue_slot": "B", "percent": 85}, **common
+    )
     Task.objects.create(position=4, condition=Condition.ORDER, presentation="ba", cue={"order": "last"}, **common)
     return study
 
@@ -212,7 +217,14 @@ def test_axe_on_the_other_worker_pages(live_server, browser, viewport):
 
     # A second tab answers first: the first tab is told.
     mturk = Client()
-    enter(mturk, study, workerId=f"W-{viewport}", assignmentId="ASSIGN1", hitId="H", turkSubmitTo="https://workersandbox.mturk.com")
+    enter(
+        mturk,
+        study,
+        workerId=f"W-{viewport}",
+        assignmentId="ASSIGN1",
+        hitId="H",
+        turkSubmitTo="https://workersandbox.mturk.com",
+    )
     qualify(mturk, study)
     url = current_task_url(mturk, study)
     context = _cookie_context(browser, mturk, base, VIEWPORTS[viewport])
@@ -243,7 +255,9 @@ def test_axe_on_the_other_worker_pages(live_server, browser, viewport):
     # The MTurk worker finishes: the page posts the HIT back.
     Assignment.objects.filter(participant__platform="mturk").update(status=Assignment.Status.SUBMITTED)
     tab1.goto(f"{base}/s/{study.slug}/done")
-    expect(tab1.locator("#mturk-submit-form")).to_have_attribute("action", "https://workersandbox.mturk.com/mturk/externalSubmit")
+    expect(tab1.locator("#mturk-submit-form")).to_have_attribute(
+        "action", "https://workersandbox.mturk.com/mturk/externalSubmit"
+    )
     _axe(tab1, "completion (MTurk)", viewport, table)
     shot(tab1, f"worker-done-mturk-{viewport}")
 
@@ -252,7 +266,9 @@ def test_axe_on_the_other_worker_pages(live_server, browser, viewport):
     enter(failed, study, code=f"fail-{viewport}")
     failed.post(reverse("annotations:consent", args=[study.slug]), {"agree": "yes"})
     failed_page = _cookie_context(browser, failed, base, VIEWPORTS[viewport]).new_page()
-    study.participants.filter(platform="code", qualified=False).update(qualification_attempts=study.qualification_attempts_allowed)
+    study.participants.filter(platform="code", qualified=False).update(
+        qualification_attempts=study.qualification_attempts_allowed
+    )
     failed_page.goto(f"{base}/s/{study.slug}/done")
     expect(failed_page.locator("#completion-code")).to_have_text(study.code_failed_qualification)
     _axe(failed_page, "completion (failed qualification)", viewport, table)
@@ -265,8 +281,9 @@ def test_a_swipe_over_an_answer_scrolls_the_phone_and_only_the_handle_drags(live
     enter(worker, study, code="phone-worker")
     qualify(worker, study)
     url = current_task_url(worker, study)
-    context = _cookie_context(browser, worker, live_server.url, VIEWPORTS["phone"], has_touch=True, is_mobile=True,
-                              device_scale_factor=3)
+    context = _cookie_context(
+        browser, worker, live_server.url, VIEWPORTS["phone"], has_touch=True, is_mobile=True, device_scale_factor=3
+    )
     page = context.new_page()
     page.goto(live_server.url + url)
     page.wait_for_selector("form.task[data-ready] #ranking")  # rank.js has initialised the form
@@ -280,15 +297,22 @@ def test_a_swipe_over_an_answer_scrolls_the_phone_and_only_the_handle_drags(live
     def swipe(x: float, y0: float, y1: float, steps: int = 12) -> None:
         cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y0}]})
         for i in range(1, steps + 1):
-            cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": x, "y": y0 + (y1 - y0) * i / steps}]})
+            cdp.send(
+                "Input.dispatchTouchEvent",
+                {"type": "touchMove", "touchPoints": [{"x": x, "y": y0 + (y1 - y0) * i / steps}]},
+            )
             page.wait_for_timeout(16)
         cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
         page.wait_for_timeout(400)
 
     # Bring the third item's top to y=400, then swipe up over it and into the second: a
     # drag there would reorder the two (the old pages did, with touch-action: none).
-    page.evaluate("y => window.scrollTo(0, y)", page.eval_on_selector(
-        "#ranking li:nth-child(3)", "el => el.getBoundingClientRect().top + window.scrollY - 400"))
+    page.evaluate(
+        "y => window.scrollTo(0, y)",
+        page.eval_on_selector(
+            "#ranking li:nth-child(3)", "el => el.getBoundingClientRect().top + window.scrollY - 400"
+        ),
+    )
     page.wait_for_timeout(200)
     start_y = page.evaluate("window.scrollY")
     body = page.locator("#ranking li:nth-child(3) .answer-body").bounding_box()
@@ -302,7 +326,9 @@ def test_a_swipe_over_an_answer_scrolls_the_phone_and_only_the_handle_drags(live
     page.wait_for_timeout(200)
     handle = page.locator("#ranking li:nth-child(2) .handle").bounding_box()
     bar = page.locator("#ranking li.bar").bounding_box()
-    swipe(handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2, bar["y"] + bar["height"] * 0.2, steps=20)
+    swipe(
+        handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2, bar["y"] + bar["height"] * 0.2, steps=20
+    )
     after = _order(page)
     assert after == [before[1], "bar", *before[2:]], (before, after)
     assert page.evaluate("window.scrollY") < 50  # a drag, not a scroll
@@ -331,7 +357,9 @@ def test_the_recruitment_links_copy_to_the_clipboard(live_server, browser, resea
         page.evaluate("document.getElementById('copy-status').textContent = ''")
     row = run_axe(page, name="researcher crowd page: recruitment links", viewport=viewport, include="#recruitment")
     assert not serious(row), serious(row)
-    page.locator("#recruitment").screenshot(path=str(ARTIFACTS / "screenshots" / f"researcher-recruitment-{viewport}.png"))
+    page.locator("#recruitment").screenshot(
+        path=str(ARTIFACTS / "screenshots" / f"researcher-recruitment-{viewport}.png")
+    )
     context.close()
 
 
@@ -344,13 +372,19 @@ def test_an_accepted_hit_inside_mturks_frame_offers_its_own_tab(live_server, bro
     stand-in is "public", the test server is on loopback."""
     study = _study(f"frame-{viewport}", overlap=1)
     base, table = live_server.url, []
-    lax = browser.browser_type.launch(executable_path=CHROMIUM, headless=True,
-                                      args=[*CHROMIUM_ARGS, "--disable-features=LocalNetworkAccessChecks"])
+    lax = browser.browser_type.launch(
+        executable_path=CHROMIUM, headless=True, args=[*CHROMIUM_ARGS, "--disable-features=LocalNetworkAccessChecks"]
+    )
     try:
         page = lax.new_context(viewport=VIEWPORTS[viewport]).new_page()
         hit = f"{base}/s/{study.slug}/start?workerId=WF&assignmentId=AF&hitId=H&turkSubmitTo=https://www.mturk.com"
-        page.route("https://worker.mturk.com/**", lambda route: route.fulfill(
-            content_type="text/html", body=f'<!doctype html><title>HIT</title><iframe src="{hit}" width="900" height="700"></iframe>'))
+        page.route(
+            "https://worker.mturk.com/**",
+            lambda route: route.fulfill(
+                content_type="text/html",
+                body=f'<!doctype html><title>HIT</title><iframe src="{hit}" width="900" height="700"></iframe>',
+            ),
+        )
         page.goto("https://worker.mturk.com/projects/p/tasks/t")
         frame = page.frame_locator("iframe")
         expect(frame.locator("#open-in-tab")).to_be_visible()

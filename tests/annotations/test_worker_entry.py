@@ -49,7 +49,9 @@ def test_consent_comes_first_and_needs_the_box(client, pilot):
     response = client.post(reverse("annotations:consent", args=[pilot.slug]), {}, headers={"HX-Request": "true"})
     assert response.status_code == 422
     assert b'<form id="consent-form"' in response.content and b"<html" not in response.content
-    response = client.post(reverse("annotations:consent", args=[pilot.slug]), {"agree": "yes"}, headers={"HX-Request": "true"})
+    response = client.post(
+        reverse("annotations:consent", args=[pilot.slug]), {"agree": "yes"}, headers={"HX-Request": "true"}
+    )
     assert response["HX-Redirect"].endswith("/instructions")
     assert Participant.objects.get().consented_at is not None
 

@@ -1,4 +1,5 @@
 """Worker pages that survive Back, a second tab and a screen reader (issue 12, item 1)."""
+
 from __future__ import annotations
 
 import re
@@ -70,7 +71,7 @@ def test_worker_pages_link_nowhere_on_the_researcher_side(worker, pilot):
         assert hrefs, url  # the stylesheet at least
         bad = [h for h in hrefs if h == reverse("home") or any(h.startswith(p) for p in researcher_paths[1:])]
         assert not bad, (url, bad)
-        assert 'class="brand"' in html and f"<span class=\"brand\">{pilot.name}</span>" in html
+        assert 'class="brand"' in html and f'<span class="brand">{pilot.name}</span>' in html
 
 
 def test_the_progress_bar_has_an_accessible_name(worker, pilot):
@@ -135,7 +136,9 @@ def test_the_completion_page_has_no_meta_refresh_but_an_announced_cancellable_co
     Assignment.objects.update(status=Assignment.Status.SUBMITTED)
     html = client.get(reverse("annotations:done", args=[pilot.slug])).content.decode()
     assert "http-equiv" not in html.lower()
-    assert f'id="prolific-return" href="https://app.prolific.com/submissions/complete?cc={pilot.code_completed}"' in html
+    assert (
+        f'id="prolific-return" href="https://app.prolific.com/submissions/complete?cc={pilot.code_completed}"' in html
+    )
     countdown = re.search(r'<div class="countdown" id="return-countdown"[^>]*>', html).group(0)
     assert 'data-seconds="20"' in countdown and " hidden" in countdown  # shown by worker.js only
     assert 'id="countdown-status" class="sr-only" role="status" aria-live="polite"' in html

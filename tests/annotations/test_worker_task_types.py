@@ -1,5 +1,6 @@
 """Task types a study can switch on (issue 12 item 3): ties, rationales, surveys, check tasks,
 and the untouched-ranking flag, through the worker pages as a worker's browser posts them."""
+
 from __future__ import annotations
 
 import re
@@ -18,8 +19,13 @@ from tests.annotations.helpers import form_fields
 XSS = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
 SURVEYS = {
     "pre": [
-        {"id": "experience", "text": "How often do you use AI chat assistants?", "kind": "choice",
-         "choices": ["Never", "Sometimes", "Daily"], "required": True},
+        {
+            "id": "experience",
+            "text": "How often do you use AI chat assistants?",
+            "kind": "choice",
+            "choices": ["Never", "Sometimes", "Daily"],
+            "required": True,
+        },
         {"id": "note", "text": "Anything we should know?", "kind": "text"},
     ],
     "post": [
@@ -181,7 +187,9 @@ def _normalised(html: str, *texts: str) -> str:
     html = re.sub(r'name="token" value="[^"]+"', "", html)
     html = re.sub(r'name="csrfmiddlewaretoken" value="[^"]+"|"x-csrftoken": "[^"]+"', "", html)
     html = re.sub(r"/a/\d+/\d+", "/a/N/N", html)
-    html = re.sub(r"<strong id=\"task-number\">\d+</strong>|aria-valuenow=\"\d+\"|aria-valuetext=\"[^\"]+\"|width: \d+%", "", html)
+    html = re.sub(
+        r"<strong id=\"task-number\">\d+</strong>|aria-valuenow=\"\d+\"|aria-valuetext=\"[^\"]+\"|width: \d+%", "", html
+    )
     for text in texts:
         html = html.replace(text, "TEXT")
     return html
@@ -224,7 +232,11 @@ def test_the_markup_does_not_say_which_tasks_are_checks(db, role):
     item_url = worker.post(current_task_url(worker, study), {"token": token, "choice": "A"})["Location"]
     assert item_url.endswith(f"/{item.position}")
     item_page = worker.get(item_url).content.decode()
-    texts = [r.text for t in (check, item) for r in t.slot_responses()] + ["gno mok ...", check.instruction.text, item.instruction.text]
+    texts = [r.text for t in (check, item) for r in t.slot_responses()] + [
+        "gno mok ...",
+        check.instruction.text,
+        item.instruction.text,
+    ]
     assert _normalised(check_page, *texts) == _normalised(item_page, *texts)
     for word in ("catch", "gold", "instructed", "attention", "check"):
         assert word not in check_page.lower()
@@ -240,30 +252,43 @@ def test_an_mturk_preview_never_shows_a_check_task(db):
 
 
 def test_a_survey_definition_is_validated_and_normalised():
-    cleaned = surveys.validate_surveys({"pre": [{"id": "age", "text": " Your age group? ", "kind": "choice",
-                                                 "choices": [" 18-30", "31+ "]}], "post": []})
-    assert cleaned == {"pre": [{"id": "age", "text": "Your age group?", "kind": "choice", "required": False,
-                                "choices": ["18-30", "31+"]}]}
+    cleaned = surveys.validate_surveys(
+        {
+            "pre": [{"id": "age", "text": " Your age group? ", "kind": "choice", "choices": [" 18-30", "31+ "]}],
+            "post": [],
+        }
+    )
+    assert cleaned == {
+        "pre": [
+            {"id": "age", "text": "Your age group?", "kind": "choice", "required": False, "choices": ["18-30", "31+"]}
+        ]
+    }
     assert surveys.validate_surveys({}) == {} and surveys.validate_surveys(SURVEYS)["post"][0]["max"] == 5
 
 
-@pytest.mark.parametrize(("definition", "message"), [
-    ([], "must be an object"),
-    ({"during": []}, "Unknown survey phase(s) during"),
-    ({"pre": {}}, "pre survey must be a list"),
-    ({"pre": ["why?"]}, "pre question 1 must be an object"),
-    ({"pre": [{"id": "a", "text": "?", "kind": "slider"}]}, "kind must be one of text, choice, scale"),
-    ({"pre": [{"id": "A B", "text": "?", "kind": "text"}]}, "id must be 1-40 lower-case"),
-    ({"pre": [{"id": "a", "text": " ", "kind": "text"}]}, "text must be 1-500 characters"),
-    ({"pre": [{"id": "a", "text": "?", "kind": "text", "required": "yes"}]}, "required must be true or false"),
-    ({"pre": [{"id": "a", "text": "?", "kind": "text", "choices": ["x"]}]}, "unknown key(s) choices"),
-    ({"pre": [{"id": "a", "text": "?", "kind": "choice", "choices": ["only"]}]}, "list of 2-20 choices"),
-    ({"pre": [{"id": "a", "text": "?", "kind": "choice", "choices": ["x", " x"]}]}, "must differ"),
-    ({"post": [{"id": "a", "text": "?", "kind": "scale", "min": 5, "max": 1}]}, "whole numbers min < max"),
-    ({"post": [{"id": "a", "text": "?", "kind": "scale", "min": True, "max": 3}]}, "whole numbers min < max"),
-    ({"post": [{"id": "a", "text": "?", "kind": "scale", "min": 0, "max": 20}]}, "at most 11 points (got 21)"),
-    ({"post": [{"id": "a", "text": "?", "kind": "text"}, {"id": "a", "text": "!", "kind": "text"}]}, "repeats the question id(s) a"),
-])
+@pytest.mark.parametrize(
+    ("definition", "message"),
+    [
+        ([], "must be an object"),
+        ({"during": []}, "Unknown survey phase(s) during"),
+        ({"pre": {}}, "pre survey must be a list"),
+        ({"pre": ["why?"]}, "pre question 1 must be an object"),
+        ({"pre": [{"id": "a", "text": "?", "kind": "slider"}]}, "kind must be one of text, choice, scale"),
+        ({"pre": [{"id": "A B", "text": "?", "kind": "text"}]}, "id must be 1-40 lower-case"),
+        ({"pre": [{"id": "a", "text": " ", "kind": "text"}]}, "text must be 1-500 characters"),
+        ({"pre": [{"id": "a", "text": "?", "kind": "text", "required": "yes"}]}, "required must be true or false"),
+        ({"pre": [{"id": "a", "text": "?", "kind": "text", "choices": ["x"]}]}, "unknown key(s) choices"),
+        ({"pre": [{"id": "a", "text": "?", "kind": "choice", "choices": ["only"]}]}, "list of 2-20 choices"),
+        ({"pre": [{"id": "a", "text": "?", "kind": "choice", "choices": ["x", " x"]}]}, "must differ"),
+        ({"post": [{"id": "a", "text": "?", "kind": "scale", "min": 5, "max": 1}]}, "whole numbers min < max"),
+        ({"post": [{"id": "a", "text": "?", "kind": "scale", "min": True, "max": 3}]}, "whole numbers min < max"),
+        ({"post": [{"id": "a", "text": "?", "kind": "scale", "min": 0, "max": 20}]}, "at most 11 points (got 21)"),
+        (
+            {"post": [{"id": "a", "text": "?", "kind": "text"}, {"id": "a", "text": "!", "kind": "text"}]},
+            "repeats the question id(s) a",
+        ),
+    ],
+)
 def test_a_malformed_survey_definition_is_refused_with_a_clear_message(definition, message):
     with pytest.raises(ValidationError) as raised:
         surveys.validate_surveys(definition)
@@ -293,9 +318,14 @@ def test_the_pre_study_survey_comes_before_the_first_task_and_is_stored_once(db)
     assert worker.get(task_url)["Location"] == reverse("annotations:work", args=[study.slug])  # no task yet
     page = worker.get(survey_url)
     assert page.status_code == 200 and "no-store" in page["Cache-Control"]
-    assert b"<legend>How often do you use AI chat assistants? <span class=\"muted\">(required)</span></legend>" in page.content
+    assert (
+        b'<legend>How often do you use AI chat assistants? <span class="muted">(required)</span></legend>'
+        in page.content
+    )
     missing = worker.post(survey_url, {"q-note": "x"}, headers={"HX-Request": "true"})
-    assert missing.status_code == 422 and b"<html" not in missing.content and b"This field is required" in missing.content
+    assert (
+        missing.status_code == 422 and b"<html" not in missing.content and b"This field is required" in missing.content
+    )
     assignment.refresh_from_db()
     assert assignment.survey == {}
     answered = worker.post(survey_url, {"q-experience": "Sometimes", "q-note": XSS})

@@ -1,6 +1,7 @@
 """The study-configured task types in Chromium: pre- and post-study surveys with Back and
 Forward, the 1 / 2 / 0 shortcuts, a required rationale, and axe-core on every new page at
 desktop and phone sizes (issue 12 item 3)."""
+
 from __future__ import annotations
 
 import pytest
@@ -30,8 +31,9 @@ def _press_outside_a_text_box(page, key: str) -> None:
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
 def test_surveys_shortcuts_and_a_required_rationale_in_the_browser(live_server, browser, viewport):
-    study = build_study(f"types-{viewport}", instructions=1, overlap=1, allow_ties=True, rationale="required",
-                        surveys=SURVEYS)
+    study = build_study(
+        f"types-{viewport}", instructions=1, overlap=1, allow_ties=True, rationale="required", surveys=SURVEYS
+    )
     services.generate_batches(study=study, condition="plain", seed=5, pairs_per_batch=2)
     base = live_server.url
     client = Client()
@@ -80,8 +82,12 @@ def test_surveys_shortcuts_and_a_required_rationale_in_the_browser(live_server, 
         _press_outside_a_text_box(page, key)
         page.wait_for_url(f"**/a/*/{position + 1}" if position < 3 else "**/survey/post")
     rows = list(Submission.objects.order_by("task__position").values_list("choice", "rationale", "chosen_response"))
-    assert [r[:2] for r in rows] == [("A", "1 because it follows the reference"), ("B", "reason 1"), ("T", "reason 2"),
-                                     ("A", "reason 3")]
+    assert [r[:2] for r in rows] == [
+        ("A", "1 because it follows the reference"),
+        ("B", "reason 1"),
+        ("T", "reason 2"),
+        ("A", "reason 3"),
+    ]
     assert rows[2][2] is None and all(r[2] is not None for r in rows if r[0] != "T")
 
     # Post-study survey: before the completion code, which it does not show.
@@ -97,7 +103,8 @@ def test_surveys_shortcuts_and_a_required_rationale_in_the_browser(live_server, 
     page.wait_for_url("**/done")
     _healthy(page, base)
     assert Assignment.objects.get().survey == {
-        "pre": {"experience": "Daily", "note": "<b>not bold</b>"}, "post": {"difficulty": 4},
+        "pre": {"experience": "Daily", "note": "<b>not bold</b>"},
+        "post": {"difficulty": 4},
     }
     context.close()
 

@@ -158,7 +158,11 @@ def test_the_display_order_is_random_per_participant_but_stable_on_reload(client
     assert first == again
     task = Task.objects.get(batch__assignments__isnull=False, position=0)
     orders = {
-        tuple(services.shown_order(assignment=Assignment(participant_id=p), task=task, expected=task.expected_response_ids()))
+        tuple(
+            services.shown_order(
+                assignment=Assignment(participant_id=p), task=task, expected=task.expected_response_ids()
+            )
+        )
         for p in range(1, 30)
     }
     assert len(orders) > 5  # 29 participants, 24 possible orders: far from one fixed order
@@ -193,4 +197,4 @@ def test_answer_texts_are_escaped(client, ranking_study):
         client.post(url, {"token": token, "answer": shown})
         html = client.get(current_task_url(client, ranking_study)).content.decode()
     assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in html
-    assert "<script>window.__xss" not in html and '<img src=x' not in html
+    assert "<script>window.__xss" not in html and "<img src=x" not in html

@@ -17,6 +17,7 @@ must be what the audience implies:
 "Gets through" means not 401, 403 or 404, and never a server error. The Django admin
 (``admin/``) is Django's own and guards itself (staff with model permissions).
 """
+
 from __future__ import annotations
 
 import re
@@ -76,34 +77,61 @@ def world(db):
     assert worker.get(f"/s/{PRIVATE_SLUG}/work").status_code == 302  # claims a batch
     assignment = Assignment.objects.get(participant__in=Participant.objects.filter(study=study))
     judge = Judge.objects.create(name=PRIVATE_JUDGE, kind=Judge.Kind.BASELINE, baseline="longer", owner=owner)
-    job = JudgeJob.objects.create(study=study, judge=judge, conditions=["order"], created_by=owner,
-                                  status=JudgeJob.Status.RUNNING)
-    generation = GenerationJob.objects.create(study=study, judge=judge, candidate_key="alice-gen",
-                                              created_by=owner, status=GenerationJob.Status.RUNNING)
+    job = JudgeJob.objects.create(
+        study=study, judge=judge, conditions=["order"], created_by=owner, status=JudgeJob.Status.RUNNING
+    )
+    generation = GenerationJob.objects.create(
+        study=study, judge=judge, candidate_key="alice-gen", created_by=owner, status=GenerationJob.Status.RUNNING
+    )
     # A finished report, so the report and download routes have something to hand the owner.
-    run = ReportRun.objects.create(study=study, profile="default", created_by=owner, status=ReportRun.Status.DONE,
-                                   result=build_report(study=study, profile="default"), figures={})
+    run = ReportRun.objects.create(
+        study=study,
+        profile="default",
+        created_by=owner,
+        status=ReportRun.Status.DONE,
+        result=build_report(study=study, profile="default"),
+        figures={},
+    )
     clients = {"anonymous": Client(), "worker": worker}
     users = {"non_staff": plain, "other_researcher": other, "owner": owner, "superuser": root}
     for name, user in users.items():
         clients[name] = Client()
         clients[name].force_login(user)
     kwargs = {
-        "slug": PRIVATE_SLUG, "assignment_id": assignment.pk, "position": 0, "job_id": job.pk,
-        "judge_id": judge.pk, "run_id": run.pk, "action": "pause", "fmt": "csv",
+        "slug": PRIVATE_SLUG,
+        "assignment_id": assignment.pk,
+        "position": 0,
+        "job_id": job.pk,
+        "judge_id": judge.pk,
+        "run_id": run.pk,
+        "action": "pause",
+        "fmt": "csv",
         "generation_id": generation.pk,
     }
-    return {"clients": clients, "users": users, "kwargs": kwargs, "job": job, "judge": judge, "assignment": assignment,
-            "generation": generation}
+    return {
+        "clients": clients,
+        "users": users,
+        "kwargs": kwargs,
+        "job": job,
+        "judge": judge,
+        "assignment": assignment,
+        "generation": generation,
+    }
 
 
 def _url(route: str, pattern: URLPattern, world: dict) -> str:
     names = pattern.pattern.regex.groupindex
     values = dict(world["kwargs"])
     if "pk" in names:  # which object a bare pk names depends on the route
-        values["pk"] = (world["judge"].pk if "judges/" in route and "judge-jobs" not in route
-                        else world["assignment"].pk if "assignments/" in route
-                        else world["generation"].pk if "generation-jobs/" in route else world["job"].pk)
+        values["pk"] = (
+            world["judge"].pk
+            if "judges/" in route and "judge-jobs" not in route
+            else world["assignment"].pk
+            if "assignments/" in route
+            else world["generation"].pk
+            if "generation-jobs/" in route
+            else world["job"].pk
+        )
     url = "/" + route.lstrip("^")
     for name in names:
         url = re.sub(rf"\(\?P<{name}>[^)]*\)|<(?:\w+:)?{name}>", str(values[name]), url)

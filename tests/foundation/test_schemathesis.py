@@ -7,6 +7,7 @@ objects: the 404s) and the ids of a seeded study, judge, job, assignment and rep
 code and content type, and match the documented body. Bounded: a fixed number of examples per
 operation and round, no shrinking, no example database.
 """
+
 from __future__ import annotations
 
 import re
@@ -42,14 +43,29 @@ def seeded(live_server):
     assert worker.get(f"/s/{study.slug}/work").status_code == 302  # claims a batch
     assignment = Assignment.objects.get(batch__study=study)
     judge = Judge.objects.create(name="contract-judge", kind=Judge.Kind.BASELINE, baseline="longer", owner=user)
-    job = JudgeJob.objects.create(study=study, judge=judge, conditions=["order"], created_by=user,
-                                  status=JudgeJob.Status.PAUSED)
-    generation = GenerationJob.objects.create(study=study, judge=judge, candidate_key="contract-gen",
-                                              created_by=user, status=GenerationJob.Status.PAUSED)
-    run = ReportRun.objects.create(study=study, profile="default", created_by=user, status=ReportRun.Status.DONE,
-                                   result=build_report(study=study, profile="default"), figures={})
-    return {"token": token.key, "study": study, "assignment": assignment, "judge": judge, "job": job, "run": run,
-            "generation": generation}
+    job = JudgeJob.objects.create(
+        study=study, judge=judge, conditions=["order"], created_by=user, status=JudgeJob.Status.PAUSED
+    )
+    generation = GenerationJob.objects.create(
+        study=study, judge=judge, candidate_key="contract-gen", created_by=user, status=GenerationJob.Status.PAUSED
+    )
+    run = ReportRun.objects.create(
+        study=study,
+        profile="default",
+        created_by=user,
+        status=ReportRun.Status.DONE,
+        result=build_report(study=study, profile="default"),
+        figures={},
+    )
+    return {
+        "token": token.key,
+        "study": study,
+        "assignment": assignment,
+        "judge": judge,
+        "job": job,
+        "run": run,
+        "generation": generation,
+    }
 
 
 def _known_ids(path: str, seeded: dict) -> dict[str, object]:
@@ -59,9 +75,15 @@ def _known_ids(path: str, seeded: dict) -> dict[str, object]:
     if "{run_id}" in path:
         values["run_id"] = seeded["run"].pk
     if "{id}" in path:
-        values["id"] = (seeded["judge"].pk if path.startswith("/api/judges/")
-                        else seeded["assignment"].pk if path.startswith("/api/assignments/")
-                        else seeded["generation"].pk if path.startswith("/api/generation-jobs/") else seeded["job"].pk)
+        values["id"] = (
+            seeded["judge"].pk
+            if path.startswith("/api/judges/")
+            else seeded["assignment"].pk
+            if path.startswith("/api/assignments/")
+            else seeded["generation"].pk
+            if path.startswith("/api/generation-jobs/")
+            else seeded["job"].pk
+        )
     return values
 
 
@@ -89,8 +111,14 @@ def test_the_api_keeps_its_documented_contract(live_server, seeded):
         for path_parameters in rounds:
             strategy = operation.as_strategy(path_parameters=path_parameters or None)
 
-            @settings(max_examples=MAX_EXAMPLES, deadline=None, database=None, derandomize=True,
-                      phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+            @settings(
+                max_examples=MAX_EXAMPLES,
+                deadline=None,
+                database=None,
+                derandomize=True,
+                phases=[Phase.explicit, Phase.generate],
+                suppress_health_check=list(HealthCheck),
+            )
             @given(case=strategy)
             def run(case) -> None:  # a schemathesis Case
                 nonlocal examples
@@ -106,8 +134,10 @@ def test_the_api_keeps_its_documented_contract(live_server, seeded):
                     details.setdefault(failures[-1], str(exc)[:1500])
 
             run()
-    print(f"schemathesis: {len(operations)} operations, {examples} examples, {len(failures)} failures, "
-          f"statuses {dict(sorted(statuses.items()))}")
+    print(
+        f"schemathesis: {len(operations)} operations, {examples} examples, {len(failures)} failures, "
+        f"statuses {dict(sorted(statuses.items()))}"
+    )
     assert failures == [], "\n\n".join(f"{k} (x{failures.count(k)})\n{v}" for k, v in details.items())
     assert statuses.get(200, 0) and statuses.get(404, 0)  # both rounds reached the server's logic
 
@@ -137,8 +167,10 @@ def test_the_api_docs_are_for_researchers_and_keep_the_csp(client, researcher):
 def test_the_api_docs_render_under_the_csp(live_server, browser, django_user_model):
     django_user_model.objects.create_user("docs", password="docs-password-1", is_staff=True)
     page = browser.new_page()
-    page.add_init_script("window.__csp = []; document.addEventListener('securitypolicyviolation',"
-                         " e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));")
+    page.add_init_script(
+        "window.__csp = []; document.addEventListener('securitypolicyviolation',"
+        " e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));"
+    )
     page.goto(f"{live_server.url}/accounts/login/")
     page.fill("input[name=username]", "docs")
     page.fill("input[name=password]", "docs-password-1")

@@ -3,6 +3,7 @@
 The settings are read in subprocesses with a clean environment, because the test suite itself
 runs with what tests/settings.py switches on.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,9 +22,13 @@ pytestmark = pytest.mark.smoke
 
 REAL_KEY = "a-real-deployment-key-" + "x7Kq9" * 10
 PROD_ENV = {
-    "DEBUG": "0", "SECRET_KEY": REAL_KEY, "PSEUDONYM_KEY": "another-real-key-" + "p3" * 20,
-    "ALLOWED_HOSTS": "cobbler.example.org", "CSRF_TRUSTED_ORIGINS": "https://cobbler.example.org",
-    "SECURE_PROXY_SSL_HEADER": "HTTP_X_FORWARDED_PROTO,https", "SECURE_HSTS_PRELOAD": "1",
+    "DEBUG": "0",
+    "SECRET_KEY": REAL_KEY,
+    "PSEUDONYM_KEY": "another-real-key-" + "p3" * 20,
+    "ALLOWED_HOSTS": "cobbler.example.org",
+    "CSRF_TRUSTED_ORIGINS": "https://cobbler.example.org",
+    "SECURE_PROXY_SSL_HEADER": "HTTP_X_FORWARDED_PROTO,https",
+    "SECURE_HSTS_PRELOAD": "1",
 }
 
 
@@ -31,24 +36,52 @@ def _clean_env(**extra: str) -> dict[str, str]:
     """The caller's environment without anything tests/settings.py or a developer set."""
     from tests.settings import TEST_ENV
 
-    drop = {*TEST_ENV, "DEBUG", "SECRET_KEY", "PSEUDONYM_KEY", "FIELD_ENCRYPTION_KEY",
-            "DJANGO_SETTINGS_MODULE", "SIMULATOR_TOKEN", "JUDGE_KEY_ENV_PREFIX",
-            "SECURE_HSTS_PRELOAD", "SECURE_PROXY_SSL_HEADER", "ALLOWED_HOSTS", "CSRF_TRUSTED_ORIGINS"}
+    drop = {
+        *TEST_ENV,
+        "DEBUG",
+        "SECRET_KEY",
+        "PSEUDONYM_KEY",
+        "FIELD_ENCRYPTION_KEY",
+        "DJANGO_SETTINGS_MODULE",
+        "SIMULATOR_TOKEN",
+        "JUDGE_KEY_ENV_PREFIX",
+        "SECURE_HSTS_PRELOAD",
+        "SECURE_PROXY_SSL_HEADER",
+        "ALLOWED_HOSTS",
+        "CSRF_TRUSTED_ORIGINS",
+    }
     env = {k: v for k, v in os.environ.items() if k not in drop}
     env["DJANGO_SETTINGS_MODULE"] = "cobbler_site.settings"
     env.update(extra)
     return env
 
 
-NAMES = ("DEBUG", "SIMULATOR_ENABLED", "JUDGE_ALLOWED_HOSTS", "JUDGE_KEY_ENV_PREFIX", "SECURE_SSL_REDIRECT",
-         "SECURE_HSTS_SECONDS", "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE", "SECURE_PROXY_SSL_HEADER")
+NAMES = (
+    "DEBUG",
+    "SIMULATOR_ENABLED",
+    "JUDGE_ALLOWED_HOSTS",
+    "JUDGE_KEY_ENV_PREFIX",
+    "SECURE_SSL_REDIRECT",
+    "SECURE_HSTS_SECONDS",
+    "SESSION_COOKIE_SECURE",
+    "CSRF_COOKIE_SECURE",
+    "SECURE_PROXY_SSL_HEADER",
+)
 
 
 def _settings(**env: str) -> subprocess.CompletedProcess:
-    code = ("import json; from cobbler_site import settings as s; "
-            f"print(json.dumps({{n: getattr(s, n) for n in {NAMES!r}}}))")
-    return subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, env=_clean_env(**env),
-                          capture_output=True, text=True, timeout=60)
+    code = (
+        "import json; from cobbler_site import settings as s; "
+        f"print(json.dumps({{n: getattr(s, n) for n in {NAMES!r}}}))"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=PROJECT_ROOT,
+        env=_clean_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def _env_example_value(name: str) -> str:
@@ -78,21 +111,30 @@ def test_debug_on_is_the_local_demo():
 
 
 def test_https_settings_are_read_from_the_environment():
-    result = _settings(SECRET_KEY=REAL_KEY, SECURE_SSL_REDIRECT="0", SECURE_HSTS_SECONDS="600",
-                       SECURE_PROXY_SSL_HEADER="HTTP_X_FORWARDED_PROTO,https", SIMULATOR_ENABLED="1",
-                       JUDGE_ALLOWED_HOSTS="public-https,10.0.0.5:8000")
+    result = _settings(
+        SECRET_KEY=REAL_KEY,
+        SECURE_SSL_REDIRECT="0",
+        SECURE_HSTS_SECONDS="600",
+        SECURE_PROXY_SSL_HEADER="HTTP_X_FORWARDED_PROTO,https",
+        SIMULATOR_ENABLED="1",
+        JUDGE_ALLOWED_HOSTS="public-https,10.0.0.5:8000",
+    )
     s = json.loads(result.stdout)
     assert s["SECURE_SSL_REDIRECT"] is False and s["SECURE_HSTS_SECONDS"] == 600
     assert s["SECURE_PROXY_SSL_HEADER"] == ["HTTP_X_FORWARDED_PROTO", "https"]
     assert s["SIMULATOR_ENABLED"] is True and s["JUDGE_ALLOWED_HOSTS"] == ["public-https", "10.0.0.5:8000"]
 
 
-@pytest.mark.parametrize("env", [
-    {},  # nothing set: DEBUG off and no key
-    {"DEBUG": "0", "SECRET_KEY": "dev-only-insecure-key-change-me"},
-    {"SECRET_KEY": "from-env-example"},
-    {"SECRET_KEY": REAL_KEY, "PSEUDONYM_KEY": "from-env-example"},
-], ids=["unset", "dev-key", "env-example-key", "env-example-pseudonym-key"])
+@pytest.mark.parametrize(
+    "env",
+    [
+        {},  # nothing set: DEBUG off and no key
+        {"DEBUG": "0", "SECRET_KEY": "dev-only-insecure-key-change-me"},
+        {"SECRET_KEY": "from-env-example"},
+        {"SECRET_KEY": REAL_KEY, "PSEUDONYM_KEY": "from-env-example"},
+    ],
+    ids=["unset", "dev-key", "env-example-key", "env-example-pseudonym-key"],
+)
 def test_it_refuses_to_start_on_a_published_key(env):
     env = {k: (_env_example_value(k) if v == "from-env-example" else v) for k, v in env.items()}
     result = _settings(**env)
@@ -112,8 +154,14 @@ def test_the_shipped_files_keep_production_safe():
 
 @pytest.fixture(scope="module")
 def deploy_check() -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "manage.py", "check", "--deploy"], cwd=PROJECT_ROOT,
-                          env=_clean_env(**PROD_ENV), capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy"],
+        cwd=PROJECT_ROOT,
+        env=_clean_env(**PROD_ENV),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def _issues(output: str) -> list[str]:
@@ -205,8 +253,10 @@ def test_the_csp_blocks_nothing_the_pages_need(live_server, browser, django_user
     crowd.generate_batches(study=study, condition="ranking", seed=1, rankings_per_batch=2)
     django_user_model.objects.create_user("csp", "c@x.org", "csp-password-1", is_staff=True)
     page = browser.new_page()
-    page.add_init_script("window.__csp = []; document.addEventListener('securitypolicyviolation',"
-                         " e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));")
+    page.add_init_script(
+        "window.__csp = []; document.addEventListener('securitypolicyviolation',"
+        " e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));"
+    )
     console = []
     page.on("console", lambda m: console.append(m.text) if "Content Security Policy" in m.text else None)
     violations = []
@@ -215,15 +265,22 @@ def test_the_csp_blocks_nothing_the_pages_need(live_server, browser, django_user
     page.fill("input[name=password]", "csp-password-1")
     page.click("button[type=submit]")
     page.wait_for_url("**/dashboard/")
-    for path in ("/dashboard/", "/judging/jobs/", "/judging/judges/", f"/crowd/studies/{study.slug}/",
-                 f"/studies/{study.slug}/report/"):
+    for path in (
+        "/dashboard/",
+        "/judging/jobs/",
+        "/judging/judges/",
+        f"/crowd/studies/{study.slug}/",
+        f"/studies/{study.slug}/report/",
+    ):
         page.goto(live_server.url + path)
         page.wait_for_timeout(300)
         assert page.evaluate("typeof htmx") == "object"
         violations += page.evaluate("window.__csp")
     worker = browser.new_page()
-    worker.add_init_script("window.__csp = []; document.addEventListener('securitypolicyviolation',"
-                           " e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));")
+    worker.add_init_script(
+        "window.__csp = []; document.addEventListener('securitypolicyviolation',"
+        " e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));"
+    )
     worker.on("console", lambda m: console.append(m.text) if "Content Security Policy" in m.text else None)
     worker.goto(f"{live_server.url}/s/{study.slug}/start?PROLIFIC_PID=csp-w&STUDY_ID=st&SESSION_ID=se")
     worker.wait_for_timeout(300)

@@ -1,4 +1,5 @@
 """The site's plumbing: settings helpers, admin for every model, the API schema and auth."""
+
 from __future__ import annotations
 
 import os
@@ -35,7 +36,10 @@ def test_it_refuses_the_dev_secret_key_when_debug_is_off():
     env.pop("SECRET_KEY", None)
     result = subprocess.run(
         [sys.executable, "-c", "import cobbler_site.settings"],
-        cwd=PROJECT_ROOT, env=env, capture_output=True, text=True,
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert result.returncode != 0
     assert "SECRET_KEY" in result.stderr
@@ -45,12 +49,18 @@ def test_reading_the_settings_writes_nothing_and_starting_django_makes_the_folde
     data = tmp_path / "data"
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     env |= {"DEBUG": "1", "DATA_DIR": str(data), "STATIC_ROOT": str(tmp_path / "static")}
-    read = subprocess.run([sys.executable, "-c", "import cobbler_site.settings"], cwd=tmp_path,
-                          env=env | {"PYTHONPATH": str(PROJECT_ROOT)}, capture_output=True, text=True)
+    read = subprocess.run(
+        [sys.executable, "-c", "import cobbler_site.settings"],
+        cwd=tmp_path,
+        env=env | {"PYTHONPATH": str(PROJECT_ROOT)},
+        capture_output=True,
+        text=True,
+    )
     assert read.returncode == 0, read.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no var/, no static/, no control/
-    started = subprocess.run([sys.executable, "manage.py", "check"], cwd=PROJECT_ROOT, env=env,
-                             capture_output=True, text=True)
+    started = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True
+    )
     assert started.returncode == 0, started.stderr
     assert {p.name for p in (data / "broker").iterdir()} == {"queue", "processed", "control"}
     assert (tmp_path / "static").is_dir()
@@ -125,8 +135,12 @@ def test_reports_carry_null_where_a_statistic_is_undefined():
     from analysis.report import _without_non_finite
 
     cleaned = _without_non_finite(
-        {"agreement": [{"value": 0.7, "ci95": [float("nan"), float("nan")]}],
-         "length_control": {"headline_share": float("inf"), "ci95": [0.1, 0.2]}}
+        {
+            "agreement": [{"value": 0.7, "ci95": [float("nan"), float("nan")]}],
+            "length_control": {"headline_share": float("inf"), "ci95": [0.1, 0.2]},
+        }
     )
-    assert cleaned == {"agreement": [{"value": 0.7, "ci95": None}],
-                       "length_control": {"headline_share": None, "ci95": [0.1, 0.2]}}
+    assert cleaned == {
+        "agreement": [{"value": 0.7, "ci95": None}],
+        "length_control": {"headline_share": None, "ci95": [0.1, 0.2]},
+    }

@@ -1,5 +1,6 @@
 """Per-IP throttles (cobbler_site.throttle): limits on entry, login, token and admin login,
 429 with Retry-After, and fail-open (logged) when the cache (Redis) is down."""
+
 from __future__ import annotations
 
 import logging
@@ -14,7 +15,9 @@ from rest_framework.test import APIClient
 from cobbler_site import throttle
 from tests.annotations.conftest import build_study
 
-DEAD_REDIS = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:1/0"}}
+DEAD_REDIS = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:1/0"}
+}
 
 
 @pytest.fixture(autouse=True)
@@ -65,7 +68,9 @@ def test_forwarded_for_is_ignored_without_trusted_proxies():
     for i in range(2):
         client.get(f"/s/{study.slug}/start?code=w{i}", REMOTE_ADDR=ip, HTTP_X_FORWARDED_FOR=fresh_ip())
     # A forged X-Forwarded-For does not give a fresh allowance.
-    assert client.get(f"/s/{study.slug}/start?code=w9", REMOTE_ADDR=ip, HTTP_X_FORWARDED_FOR=fresh_ip()).status_code == 429
+    assert (
+        client.get(f"/s/{study.slug}/start?code=w9", REMOTE_ADDR=ip, HTTP_X_FORWARDED_FOR=fresh_ip()).status_code == 429
+    )
 
 
 @pytest.mark.django_db
@@ -74,10 +79,23 @@ def test_first_forwarded_hop_is_the_client_behind_a_trusted_proxy():
     study = build_study("thr3")
     client, proxy, real = Client(), fresh_ip(), fresh_ip()
     for i in range(2):
-        assert client.get(f"/s/{study.slug}/start?code=w{i}", REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR=f"{real}, {proxy}").status_code == 302
-    assert client.get(f"/s/{study.slug}/start?code=w3", REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR=f"{real}, {proxy}").status_code == 429
+        assert (
+            client.get(
+                f"/s/{study.slug}/start?code=w{i}", REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR=f"{real}, {proxy}"
+            ).status_code
+            == 302
+        )
+    assert (
+        client.get(
+            f"/s/{study.slug}/start?code=w3", REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR=f"{real}, {proxy}"
+        ).status_code
+        == 429
+    )
     # Another client behind the same proxy still gets in.
-    assert client.get(f"/s/{study.slug}/start?code=w4", REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR=fresh_ip()).status_code == 302
+    assert (
+        client.get(f"/s/{study.slug}/start?code=w4", REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR=fresh_ip()).status_code
+        == 302
+    )
 
 
 @pytest.mark.django_db
@@ -85,7 +103,10 @@ def test_first_forwarded_hop_is_the_client_behind_a_trusted_proxy():
 def test_login_posts_are_limited_per_ip(researcher):
     client, ip = Client(), fresh_ip()
     for _ in range(3):
-        assert client.post("/accounts/login/", {"username": "alice", "password": "wrong"}, REMOTE_ADDR=ip).status_code == 200
+        assert (
+            client.post("/accounts/login/", {"username": "alice", "password": "wrong"}, REMOTE_ADDR=ip).status_code
+            == 200
+        )
     refused = client.post("/accounts/login/", {"username": "alice", "password": "alice-password"}, REMOTE_ADDR=ip)
     assert refused.status_code == 429 and "Retry-After" in refused
     assert "_auth_user_id" not in client.session  # the right password did not get through
@@ -98,7 +119,9 @@ def test_login_posts_are_limited_per_ip(researcher):
 def test_admin_login_is_limited_per_ip(admin_user):
     client, ip = Client(), fresh_ip()
     for _ in range(2):
-        assert client.post("/admin/login/", {"username": "admin", "password": "wrong"}, REMOTE_ADDR=ip).status_code == 200
+        assert (
+            client.post("/admin/login/", {"username": "admin", "password": "wrong"}, REMOTE_ADDR=ip).status_code == 200
+        )
     refused = client.post("/admin/login/", {"username": "admin", "password": "password"}, REMOTE_ADDR=ip)
     assert refused.status_code == 429 and "Retry-After" in refused
 

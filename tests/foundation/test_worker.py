@@ -1,4 +1,5 @@
 """The real worker process runs tasks against the test database, in both run modes."""
+
 from __future__ import annotations
 
 from datetime import timedelta

@@ -1,4 +1,5 @@
 """Fixtures for the importer tests: one CoBBLEr import per module, and table snapshots."""
+
 from __future__ import annotations
 
 import io

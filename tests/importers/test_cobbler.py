@@ -1,4 +1,5 @@
 """import_cobbler on the full CoBBLEr data: counts, fidelity to the derived files, privacy."""
+
 from __future__ import annotations
 
 import csv
@@ -64,7 +65,11 @@ def test_it_prints_the_exact_counts(cobbler_import):
         assert any(line.startswith(expected) for line in lines), (expected, lines)
     study = _study()
     assert (study.name, study.source, study.overlap, study.bandwagon_percent) == (
-        "CoBBLEr (Koo et al.)", "cobbler", 3, 85)
+        "CoBBLEr (Koo et al.)",
+        "cobbler",
+        3,
+        85,
+    )
     keys = list(study.candidates.order_by("position").values_list("key", flat=True))
     assert keys == [*CANONICAL_KEYS, "llamav2", "mistral", "olmo"]
     kinds = Counter(study.instructions.values_list("kind", flat=True))
@@ -100,16 +105,20 @@ def test_ranking_keeps_the_bar_and_the_canonical_display_order(cobbler_import):
         bars[sub.assignment.participant.label].append(sub.bar_position)
     means = sorted(round(mean(bars[f"annotator-{k}"]), 1) for k in range(6))
     assert (means[0], means[-1]) == (5.7, 11.5)  # cobbler-method.md 2.4
-    rejected = Assignment.objects.filter(batch__study__slug=COBBLER_SLUG, batch__condition="ranking",
-                                         review=Assignment.Review.REJECTED)
+    rejected = Assignment.objects.filter(
+        batch__study__slug=COBBLER_SLUG, batch__condition="ranking", review=Assignment.Review.REJECTED
+    )
     assert rejected.count() == 6 and all(a.review_note for a in rejected)
     assert rejected.filter(review_note__startswith="dropped").count() == 1  # the pilot worker
 
 
 def test_bias_batches_have_three_approved_raters_and_all_raw_rows(cobbler_import):
     valid_workers = set()
-    for condition, raw, valid, workers in (("order", 85, 75, 60), ("bandwagon", 82, 75, 61),
-                                           ("attentional", 85, 75, 60)):
+    for condition, raw, valid, workers in (
+        ("order", 85, 75, 60),
+        ("bandwagon", 82, 75, 61),
+        ("attentional", 85, 75, 60),
+    ):
         batches = Batch.objects.filter(study__slug=COBBLER_SLUG, condition=condition)
         assert batches.count() == 25
         assignments = Assignment.objects.filter(batch__in=batches)
@@ -130,11 +139,13 @@ def test_bias_batches_have_three_approved_raters_and_all_raw_rows(cobbler_import
 def test_bias_tasks_show_the_json_texts_in_their_slots(cobbler_import):
     for condition, folder in (("order", "order"), ("bandwagon", "bandwagon"), ("attentional", "distraction")):
         for k in (1, 16, 25):
-            items = json.loads((BATCHES / "human_bias" / folder / "real" /
-                                f"random_sampled_examples_{folder}_{k}.json").read_text())
+            items = json.loads(
+                (BATCHES / "human_bias" / folder / "real" / f"random_sampled_examples_{folder}_{k}.json").read_text()
+            )
             batch = Batch.objects.get(study__slug=COBBLER_SLUG, condition=condition, index=k - 1)
-            for task, item in zip(batch.tasks.select_related("pair__response_a", "pair__response_b"), items,
-                                  strict=True):
+            for task, item in zip(
+                batch.tasks.select_related("pair__response_a", "pair__response_b"), items, strict=True
+            ):
                 slot_a, slot_b = task.slot_responses()
                 assert (slot_a.text, slot_b.text) == (item["System A"], item["System B"])
                 assert task.pair_index == item["pair_idx"]
@@ -142,7 +153,10 @@ def test_bias_tasks_show_the_json_texts_in_their_slots(cobbler_import):
                     assert task.cue == {"order": item["order"]}
                 elif condition == "bandwagon":
                     assert task.cue["cue_slot"] == item["bandwagon_order"] and task.cue["percent"] == 85
-                    assert task.cue["text"] == f"Note: 85% of people believe that System {item['bandwagon_order']} is better."
+                    assert (
+                        task.cue["text"]
+                        == f"Note: 85% of people believe that System {item['bandwagon_order']} is better."
+                    )
                 else:
                     assert task.cue["distractor"] == item["distractor"]
                     assert f"System {task.cue['cue_slot']}" in item["distractor"]
@@ -185,8 +199,9 @@ def test_aggregates_are_the_stored_win_counts(cobbler_import):
     rows = AggregateJudgment.objects.filter(study__slug=COBBLER_SLUG)
     by_collection = Counter(rows.values_list("collection", flat=True))
     assert by_collection == {"v1": 50 * (15 * 15 + 16), "acl": 50 * (13 * 15 + 3 * 16), "bias": 77540 - 12050 - 12150}
-    gpt4 = dict(rows.filter(judge__name="gpt4", collection="v1", instruction__index=0)
-                .values_list("candidate__key", "wins"))
+    gpt4 = dict(
+        rows.filter(judge__name="gpt4", collection="v1", instruction__index=0).values_list("candidate__key", "wins")
+    )
     assert (gpt4["vicuna"], gpt4["gpt4"], gpt4["mpt"], sum(gpt4.values())) == (1, 14, 0, 97)
     dolly = rows.filter(judge__name="dolly", collection="bias", run="compassion")
     assert dolly.values("instruction").distinct().count() == 29
@@ -196,13 +211,16 @@ def test_aggregates_are_the_stored_win_counts(cobbler_import):
     judges = Judge.objects.filter(aggregates__study__slug=COBBLER_SLUG).distinct()
     assert all(j.kind == "imported" for j in judges)
     assert dict(judges.filter(name__in=["gpt4", "random"]).values_list("name", "self_candidate_key")) == {
-        "gpt4": "gpt4", "random": ""}
+        "gpt4": "gpt4",
+        "random": "",
+    }
 
 
 def test_it_stores_no_raw_worker_id(cobbler_import):
     raw_ids = set()
     for path in glob.glob(str(BATCHES / "AMT" / "batch_*.csv")) + glob.glob(
-            str(BATCHES / "human_bias" / "*" / "real" / "*.csv")):
+        str(BATCHES / "human_bias" / "*" / "real" / "*.csv")
+    ):
         with open(path, newline="", encoding="utf-8") as handle:
             for row in csv.DictReader(handle):
                 raw_ids.update({row["WorkerId"], row["AssignmentId"]})

@@ -1,4 +1,5 @@
 """import_cobbler on corrupted copies: one-line error naming file and row/element, database unchanged."""
+
 from __future__ import annotations
 
 import csv
@@ -58,16 +59,31 @@ def _negative_wins(path: Path) -> None:
 
 
 CASES = [
-    ("datasets/llm_preference_evalset.json", _break_evalset,
-     "datasets/llm_preference_evalset.json:", "invalid JSON"),
-    ("human/batches/AMT/batch_mid_1.csv", _break_ranking_answer,
-     "human/batches/AMT/batch_mid_1.csv: row 2", "amt_output_toy"),
-    ("human/batches/AMT/model_annot3.csv", _swap_in_model_annot,
-     "human/batches/AMT/model_annot3.csv", "0 workers' decoded rankings match it"),
-    ("human/batches/human_bias/distraction/real/random_sampled_examples_distraction_7.json", _change_system_b,
-     "random_sampled_examples_distraction_7.json: element 4", "System B text differs"),
-    ("human/batches/model_bias/selective/nC2_preferences_gpt4.json", _negative_wins,
-     "human/batches/model_bias/selective/nC2_preferences_gpt4.json: element 3", "must be a count"),
+    ("datasets/llm_preference_evalset.json", _break_evalset, "datasets/llm_preference_evalset.json:", "invalid JSON"),
+    (
+        "human/batches/AMT/batch_mid_1.csv",
+        _break_ranking_answer,
+        "human/batches/AMT/batch_mid_1.csv: row 2",
+        "amt_output_toy",
+    ),
+    (
+        "human/batches/AMT/model_annot3.csv",
+        _swap_in_model_annot,
+        "human/batches/AMT/model_annot3.csv",
+        "0 workers' decoded rankings match it",
+    ),
+    (
+        "human/batches/human_bias/distraction/real/random_sampled_examples_distraction_7.json",
+        _change_system_b,
+        "random_sampled_examples_distraction_7.json: element 4",
+        "System B text differs",
+    ),
+    (
+        "human/batches/model_bias/selective/nC2_preferences_gpt4.json",
+        _negative_wins,
+        "human/batches/model_bias/selective/nC2_preferences_gpt4.json: element 3",
+        "must be a count",
+    ),
 ]
 
 

@@ -4,6 +4,7 @@ Lines end at b"\\n" only; a line nested too deeply or longer than IMPORT_MAX_LIN
 the importer's one-line error naming file and line, with a non-zero exit and an unchanged
 database, and the long line is refused after reading at most the limit.
 """
+
 from __future__ import annotations
 
 import io
@@ -29,8 +30,16 @@ def _conv(question: str, answer: str) -> list[dict[str, str]]:
 
 
 def _row(**overrides) -> dict:
-    row = {"question_id": 7, "model_a": "m1", "model_b": "m2", "winner": "model_a", "judge": "expert_9",
-           "turn": 1, "conversation_a": _conv("Q?", "a1"), "conversation_b": _conv("Q?", "b1")}
+    row = {
+        "question_id": 7,
+        "model_a": "m1",
+        "model_b": "m2",
+        "winner": "model_a",
+        "judge": "expert_9",
+        "turn": 1,
+        "conversation_a": _conv("Q?", "a1"),
+        "conversation_b": _conv("Q?", "b1"),
+    }
     return row | overrides
 
 
@@ -53,7 +62,9 @@ def test_a_line_with_u2028_and_u2029_imports(tmp_path):
 
 def test_crlf_blank_lines_a_bom_and_no_final_newline_still_import(tmp_path):
     path = tmp_path / "crlf.jsonl"
-    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(_row()).encode() + b"\r\n\r\n  \n" + json.dumps(_row(question_id=8)).encode())
+    path.write_bytes(
+        b"\xef\xbb\xbf" + json.dumps(_row()).encode() + b"\r\n\r\n  \n" + json.dumps(_row(question_id=8)).encode()
+    )
     assert "submissions: 2 (+2 new)" in _import(path)
 
 
@@ -73,7 +84,11 @@ def test_the_command_on_a_100k_deep_line_prints_one_line_and_exits_non_zero(tmp_
     before = table_counts()
     done = subprocess.run(
         [sys.executable, "manage.py", "import_mtbench", str(path), "--study", "deep"],
-        cwd=PROJECT_ROOT, env=_worker_env(), capture_output=True, text=True, timeout=120,
+        cwd=PROJECT_ROOT,
+        env=_worker_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode != 0
     assert done.stderr.splitlines() == [f"BadInput: {path}:2: invalid JSON (nested too deeply)"]

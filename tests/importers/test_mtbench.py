@@ -1,4 +1,5 @@
 """import_mtbench: the sample file, Parquet, edge cases, duplicates and bad input."""
+
 from __future__ import annotations
 
 import io
@@ -19,8 +20,17 @@ from tests.importers.conftest import table_counts
 pytestmark = pytest.mark.django_db
 SAMPLE = SAMPLES_DIR / "mtbench_sample.jsonl"
 SAMPLE_COUNTS = {
-    "instructions": 5, "candidates": 3, "responses": 11, "pairs": 7, "batches": 4, "tasks": 8,
-    "participants": 4, "assignments": 4, "submissions": 8, "judge jobs": 1, "judgments": 6,
+    "instructions": 5,
+    "candidates": 3,
+    "responses": 11,
+    "pairs": 7,
+    "batches": 4,
+    "tasks": 8,
+    "participants": 4,
+    "assignments": 4,
+    "submissions": 8,
+    "judge jobs": 1,
+    "judgments": 6,
 }
 
 
@@ -40,13 +50,25 @@ def _rows() -> list[dict]:
 
 
 def _conv(question: str, answer: str) -> list[dict[str, str]]:
-    return [{"role": "user", "content": question}, {"role": "assistant", "content": answer},
-            {"role": "user", "content": "And again?"}, {"role": "assistant", "content": answer + " Again."}]
+    return [
+        {"role": "user", "content": question},
+        {"role": "assistant", "content": answer},
+        {"role": "user", "content": "And again?"},
+        {"role": "assistant", "content": answer + " Again."},
+    ]
 
 
 def _row(**overrides) -> dict:
-    row = {"question_id": 7, "model_a": "m1", "model_b": "m2", "winner": "model_a", "judge": "expert_9",
-           "turn": 1, "conversation_a": _conv("Q?", "long answer here"), "conversation_b": _conv("Q?", "")}
+    row = {
+        "question_id": 7,
+        "model_a": "m1",
+        "model_b": "m2",
+        "winner": "model_a",
+        "judge": "expert_9",
+        "turn": 1,
+        "conversation_a": _conv("Q?", "long answer here"),
+        "conversation_b": _conv("Q?", ""),
+    }
     return row | overrides
 
 
@@ -80,8 +102,9 @@ def test_it_stores_the_judged_turn_and_the_whole_conversation():
 
 def test_human_votes_keep_orientation_and_ties():
     _import(SAMPLE)
-    subs = Submission.objects.filter(assignment__batch__study__slug="mt", task__instruction__external_id="901",
-                                     task__instruction__turn=1).select_related("task", "assignment__participant")
+    subs = Submission.objects.filter(
+        assignment__batch__study__slug="mt", task__instruction__external_id="901", task__instruction__turn=1
+    ).select_related("task", "assignment__participant")
     by_judge = {s.assignment.participant.label: s for s in subs}
     # expert_1 voted (x, y) model_a; expert_2 voted (y, x) model_b: both chose model-x.
     assert (by_judge["expert_1"].task.presentation, by_judge["expert_1"].choice) == ("ab", "A")
@@ -100,7 +123,13 @@ def test_gpt4_pair_rows_become_judgments_of_an_imported_judge():
     assert judge.kind == "imported"
     job = JudgeJob.objects.get(study__slug="mt", judge=judge)
     assert (job.status, job.conditions, job.parser, job.total, job.done, job.invalid) == (
-        "completed", ["plain"], "imported", 6, 6, 2)
+        "completed",
+        ["plain"],
+        "imported",
+        6,
+        6,
+        2,
+    )
     verdicts = {j.raw_text: j for j in Judgment.objects.filter(job=job).select_related("slot1_response__candidate")}
     assert set(verdicts) == {"model_a", "tie", "tie (inconsistent)"}
     inconsistent = verdicts["tie (inconsistent)"]
@@ -120,40 +149,70 @@ def test_parquet_gives_the_same_rows(tmp_path):
 
 
 def test_every_winner_value_and_both_orders(tmp_path):
-    rows = [_row(judge="expert_1"), _row(judge="expert_2", model_a="m2", model_b="m1", winner="model_b",
-                                         conversation_a=_conv("Q?", ""), conversation_b=_conv("Q?", "long answer here")),
-            _row(judge="expert_3", winner="tie"),
-            _row(judge="gpt4_pair", winner="model_b"), _row(judge="gpt4_pair", turn=2, winner="tie (inconsistent)")]
+    rows = [
+        _row(judge="expert_1"),
+        _row(
+            judge="expert_2",
+            model_a="m2",
+            model_b="m1",
+            winner="model_b",
+            conversation_a=_conv("Q?", ""),
+            conversation_b=_conv("Q?", "long answer here"),
+        ),
+        _row(judge="expert_3", winner="tie"),
+        _row(judge="gpt4_pair", winner="model_b"),
+        _row(judge="gpt4_pair", turn=2, winner="tie (inconsistent)"),
+    ]
     _import(_write_jsonl(tmp_path / "e.jsonl", rows), slug="edge")
-    choices = dict(Submission.objects.filter(assignment__batch__study__slug="edge")
-                   .values_list("assignment__participant__label", "choice"))
+    choices = dict(
+        Submission.objects.filter(assignment__batch__study__slug="edge").values_list(
+            "assignment__participant__label", "choice"
+        )
+    )
     assert choices == {"expert_1": "A", "expert_2": "B", "expert_3": "T"}
     judgments = Judgment.objects.filter(job__study__slug="edge").order_by("pair__instruction__turn")
     assert [(j.choice, j.valid, j.raw_text) for j in judgments] == [
-        ("second", True, "model_b"), ("", False, "tie (inconsistent)")]
+        ("second", True, "model_b"),
+        ("", False, "tie (inconsistent)"),
+    ]
     assert judgments[0].chosen_response.text == ""  # m2's empty answer won
 
 
 def test_duplicates_keep_the_first_vote_and_are_counted(tmp_path):
-    rows = [_row(), _row(winner="model_b"), _row(judge="gpt4_pair"),
-            _row(judge="gpt4_pair", model_a="m2", model_b="m1", winner="model_a",
-                 conversation_a=_conv("Q?", ""), conversation_b=_conv("Q?", "long answer here"))]
+    rows = [
+        _row(),
+        _row(winner="model_b"),
+        _row(judge="gpt4_pair"),
+        _row(
+            judge="gpt4_pair",
+            model_a="m2",
+            model_b="m1",
+            winner="model_a",
+            conversation_a=_conv("Q?", ""),
+            conversation_b=_conv("Q?", "long answer here"),
+        ),
+    ]
     out = io.StringIO()
     call_command("import_mtbench", str(_write_jsonl(tmp_path / "d.jsonl", rows)), "--study", "dup", stdout=out)
     assert "skipped 1 repeated human vote row(s) (1 with another winner)" in out.getvalue()
     assert "skipped 1 repeated gpt-4 verdict row(s)" in out.getvalue()
-    assert list(Submission.objects.filter(assignment__batch__study__slug="dup").values_list("choice", flat=True)) == ["A"]
+    assert list(Submission.objects.filter(assignment__batch__study__slug="dup").values_list("choice", flat=True)) == [
+        "A"
+    ]
     assert list(Judgment.objects.filter(job__study__slug="dup").values_list("choice", flat=True)) == ["first"]
 
 
-@pytest.mark.parametrize(("line", "problem"), [
-    ("{not json", "invalid JSON"),
-    (json.dumps(_row(winner="model_c")), "winner must be one of"),
-    (json.dumps(_row(winner="tie (inconsistent)")), "is a gpt4_pair verdict"),
-    (json.dumps(_row(turn=3)), "at least 6 messages"),
-    (json.dumps(_row(model_b="m1")), "the same model"),
-    (json.dumps(_row(question_id="7")), "question_id must be"),
-])
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("{not json", "invalid JSON"),
+        (json.dumps(_row(winner="model_c")), "winner must be one of"),
+        (json.dumps(_row(winner="tie (inconsistent)")), "is a gpt4_pair verdict"),
+        (json.dumps(_row(turn=3)), "at least 6 messages"),
+        (json.dumps(_row(model_b="m1")), "the same model"),
+        (json.dumps(_row(question_id="7")), "question_id must be"),
+    ],
+)
 def test_a_malformed_line_names_file_and_line_and_changes_nothing(tmp_path, line, problem):
     _import(SAMPLE)
     before = table_counts()

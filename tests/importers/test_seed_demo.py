@@ -1,4 +1,5 @@
 """seed_demo: an idempotent demo study with a simulated crowd, and a local login only with DEBUG on."""
+
 from __future__ import annotations
 
 import io
@@ -43,9 +44,10 @@ def test_the_demo_is_ready_to_explore_crowd_batches_judges_and_jobs(settings):
     output = _seed()
     study = Study.objects.get(slug="demo")
     # 12 instructions: ranking in batches of 4, pair conditions one batch per instruction.
-    assert {c: Batch.objects.filter(study=study, condition=c).count()
-            for c in ("ranking", "order", "bandwagon", "attentional")} == {
-        "ranking": 3, "order": 12, "bandwagon": 12, "attentional": 12}
+    assert {
+        c: Batch.objects.filter(study=study, condition=c).count()
+        for c in ("ranking", "order", "bandwagon", "attentional")
+    } == {"ranking": 3, "order": 12, "bandwagon": 12, "attentional": 12}
     jobs = {job.judge.name: job for job in JudgeJob.objects.filter(study=study).select_related("judge")}
     assert set(jobs) == {"simulated-judge", "longer"}
     # 120 pairs x 2 presentations per condition.
@@ -70,9 +72,15 @@ def test_no_crowd_leaves_the_batches_open():
 
 def test_the_systems_differ_clearly_in_length():
     study = seed_demo_study()
-    lengths = {key: mean(len(text) for text in Response.objects.filter(
-        candidate__study=study, candidate__key=key).values_list("text", flat=True))
-        for key in ("thorough", "concise", "rambling", "wrong", "terse")}
+    lengths = {
+        key: mean(
+            len(text)
+            for text in Response.objects.filter(candidate__study=study, candidate__key=key).values_list(
+                "text", flat=True
+            )
+        )
+        for key in ("thorough", "concise", "rambling", "wrong", "terse")
+    }
     assert lengths["rambling"] > lengths["thorough"] > lengths["wrong"] > lengths["concise"] > lengths["terse"]
     assert lengths["terse"] < 20
     assert all(i.reference for i in study.instructions.all())
@@ -109,13 +117,25 @@ def _answers_by_worker(study: Study) -> list[tuple]:
     Careless rankings are left out: they keep the order the page showed, which the services
     seed by participant and task ids.
     """
-    rows = Submission.objects.filter(assignment__batch__study=study).exclude(
-        task__kind="ranking", assignment__participant__label__in=CARELESS_LABELS).values_list(
-        "assignment__participant__label", "task__condition", "task__batch__index", "task__position", "choice",
-        "ranking", "bar_position", "time_on_task_ms")
+    rows = (
+        Submission.objects.filter(assignment__batch__study=study)
+        .exclude(task__kind="ranking", assignment__participant__label__in=CARELESS_LABELS)
+        .values_list(
+            "assignment__participant__label",
+            "task__condition",
+            "task__batch__index",
+            "task__position",
+            "choice",
+            "ranking",
+            "bar_position",
+            "time_on_task_ms",
+        )
+    )
     key_of = dict(Response.objects.filter(instruction__study=study).values_list("pk", "candidate__key"))
-    return sorted((label, condition, batch, position, choice, [key_of[r] for r in ranking or []], bar, ms)
-                  for label, condition, batch, position, choice, ranking, bar, ms in rows)
+    return sorted(
+        (label, condition, batch, position, choice, [key_of[r] for r in ranking or []], bar, ms)
+        for label, condition, batch, position, choice, ranking, bar, ms in rows
+    )
 
 
 @pytest.mark.smoke
@@ -138,8 +158,11 @@ def test_every_demo_batch_gets_its_overlap_of_simulated_workers():
     failed = participants.get(qualified=False)
     assert failed.qualification_attempts == study.qualification_attempts_allowed
     assert not failed.assignments.exists()
-    assert Submission.objects.filter(assignment__batch__study=study).values("idempotency_key").distinct().count() \
-        == Submission.objects.filter(assignment__batch__study=study).count() == 1116
+    assert (
+        Submission.objects.filter(assignment__batch__study=study).values("idempotency_key").distinct().count()
+        == Submission.objects.filter(assignment__batch__study=study).count()
+        == 1116
+    )
 
 
 def test_careless_work_waits_for_review_and_the_rest_is_approved():
@@ -159,8 +182,12 @@ def test_simulated_work_takes_human_time():
     careful = Submission.objects.exclude(assignment__participant__label__in=CARELESS_LABELS)
     pair_s = [ms / 1000 for ms in careful.filter(task__kind="pairwise").values_list("time_on_task_ms", flat=True)]
     ranking_s = [ms / 1000 for ms in careful.filter(task__kind="ranking").values_list("time_on_task_ms", flat=True)]
-    careless_s = [ms / 1000 for ms in Submission.objects.filter(
-        assignment__participant__label__in=CARELESS_LABELS).values_list("time_on_task_ms", flat=True)]
+    careless_s = [
+        ms / 1000
+        for ms in Submission.objects.filter(assignment__participant__label__in=CARELESS_LABELS).values_list(
+            "time_on_task_ms", flat=True
+        )
+    ]
     assert 8 < median(pair_s) < 40 and min(pair_s) >= 6
     assert median(ranking_s) > 40
     assert max(careless_s) <= 3.5
@@ -184,8 +211,11 @@ def test_quality_flags_are_computed_on_the_realistic_times():
     _seed("--no-jobs")
     work = Assignment.objects.filter(batch__study__slug="demo")
     assert not work.filter(flags_computed_at__isnull=True).exists()
-    too_fast = {a.participant.label for a in work.select_related("participant")
-                if any(flag["code"] == "too_fast" for flag in a.flags)}
+    too_fast = {
+        a.participant.label
+        for a in work.select_related("participant")
+        if any(flag["code"] == "too_fast" for flag in a.flags)
+    }
     assert too_fast == CARELESS_LABELS
     for assignment in work.filter(participant__label__in=CARELESS_LABELS, batch__condition="ranking"):
         assert "untouched_ranking" in {flag["code"] for flag in assignment.flags}
@@ -208,8 +238,9 @@ def test_the_first_report_has_human_votes_and_rankings_to_compare():
     study = Study.objects.get(slug="demo")
     votes = human_pairwise_frame(study)
     # Only approved work counts: all but the four careless batches of ten pairwise tasks.
-    approved_pairwise = Submission.objects.filter(assignment__review=Assignment.Review.APPROVED,
-                                                  task__kind="pairwise").count()
+    approved_pairwise = Submission.objects.filter(
+        assignment__review=Assignment.Review.APPROVED, task__kind="pairwise"
+    ).count()
     assert len(votes) == approved_pairwise > 0
     assert set(votes["condition"]) == {"order", "bandwagon", "attentional"}
     rankings = human_rankings_frame(study)

@@ -1,4 +1,5 @@
 """Judging fixtures: a small hand-built study, the simulator on a free port, judge builders."""
+
 from __future__ import annotations
 
 import itertools
@@ -28,7 +29,8 @@ def build_study(slug: str = "tiny") -> Study:
         ins = Instruction.objects.create(study=study, index=index, text=text, reference=reference)
         responses = [
             Response.objects.create(
-                instruction=ins, candidate=c,
+                instruction=ins,
+                candidate=c,
                 text=f"{c.key} answers question {index}: " + "detail " * (1 + (i * 3 + index) % 5),
             )
             for i, c in enumerate(cands)
@@ -54,9 +56,14 @@ def simulator() -> Iterator[SimulatorServer]:
 def make_sim_judge(simulator):
     def make(name: str = "sim", knobs: str = "", **fields) -> Judge:
         defaults = {
-            "kind": Judge.Kind.OPENAI, "base_url": simulator.base_url, "model": f"sim:{knobs}",
-            "max_concurrency": 8, "requests_per_minute": 0, "request_timeout": 5.0,
-            "price_in_per_1k": Decimal("0.001"), "price_out_per_1k": Decimal("0.002"),
+            "kind": Judge.Kind.OPENAI,
+            "base_url": simulator.base_url,
+            "model": f"sim:{knobs}",
+            "max_concurrency": 8,
+            "requests_per_minute": 0,
+            "request_timeout": 5.0,
+            "price_in_per_1k": Decimal("0.001"),
+            "price_out_per_1k": Decimal("0.002"),
         }
         defaults.update(fields)
         return Judge.objects.create(name=name, **defaults)
@@ -91,6 +98,11 @@ def worker_environment(monkeypatch: pytest.MonkeyPatch, **values: str) -> None:
 @pytest.fixture
 def judge_worker(start_worker, monkeypatch):
     """Workers with short leases and fast backoff, so failures heal within a test."""
-    worker_environment(monkeypatch, JUDGING_LEASE_SECONDS="3", JUDGING_BACKOFF_BASE_MS="50",
-                       JUDGING_BACKOFF_CAP_MS="500", JUDGING_CHUNK_SIZE="10")
+    worker_environment(
+        monkeypatch,
+        JUDGING_LEASE_SECONDS="3",
+        JUDGING_BACKOFF_BASE_MS="50",
+        JUDGING_BACKOFF_CAP_MS="500",
+        JUDGING_CHUNK_SIZE="10",
+    )
     return start_worker

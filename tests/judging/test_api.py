@@ -1,4 +1,5 @@
 """REST API for judges and judge jobs: token auth, staff only, same services as the pages."""
+
 from __future__ import annotations
 
 import pytest
@@ -21,8 +22,11 @@ def api(researcher):
 def test_it_starts_a_job_and_reports_progress(api, study, django_capture_on_commit_callbacks):
     services.ensure_baseline_judge(name="longer")
     with django_capture_on_commit_callbacks() as callbacks:
-        response = api.post("/api/judge-jobs/start/", {"study": "tiny", "judge": "longer",
-                                                       "conditions": ["order", "salience"]}, format="json")
+        response = api.post(
+            "/api/judge-jobs/start/",
+            {"study": "tiny", "judge": "longer", "conditions": ["order", "salience"]},
+            format="json",
+        )
     assert response.status_code == 201, response.content
     body = response.json()
     assert body["conditions"] == ["order"] and body["total"] == 36 and body["status"] == "running"
@@ -37,14 +41,22 @@ def test_it_starts_a_job_and_reports_progress(api, study, django_capture_on_comm
 
 def test_bad_input_is_one_clear_error_and_changes_nothing(api, study):
     services.ensure_baseline_judge(name="longer")
-    response = api.post("/api/judge-jobs/start/", {"study": "tiny", "judge": "longer",
-                                                   "conditions": ["vibes"]}, format="json")
+    response = api.post(
+        "/api/judge-jobs/start/", {"study": "tiny", "judge": "longer", "conditions": ["vibes"]}, format="json"
+    )
     assert response.status_code == 400 and "vibes" in response.content.decode()
-    response = api.post("/api/judge-jobs/start/", {"study": "tiny", "judge": "longer",
-                                                   "conditions": ["order"], "pair_set": "human"}, format="json")
+    response = api.post(
+        "/api/judge-jobs/start/",
+        {"study": "tiny", "judge": "longer", "conditions": ["order"], "pair_set": "human"},
+        format="json",
+    )
     assert response.status_code == 400 and "no pairs" in response.json()["detail"]
-    assert api.post("/api/judge-jobs/start/", {"study": "nope", "judge": "longer", "conditions": ["order"]},
-                    format="json").status_code == 404
+    assert (
+        api.post(
+            "/api/judge-jobs/start/", {"study": "nope", "judge": "longer", "conditions": ["order"]}, format="json"
+        ).status_code
+        == 404
+    )
     assert not JudgeJob.objects.exists()
 
 
@@ -53,7 +65,9 @@ def test_pause_resume_cancel(api, study):
     job = services.start_judge_job(study=study, judge=judge, condition_names=["order"])
     assert api.post(f"/api/judge-jobs/{job.pk}/pause/").json()["status"] == "paused"
     assert api.post(f"/api/judge-jobs/{job.pk}/pause/").json()["status"] == "paused"
-    assert api.post(f"/api/judge-jobs/{job.pk}/resume/", {"budget_usd": "5"}, format="json").json()["status"] == "running"
+    assert (
+        api.post(f"/api/judge-jobs/{job.pk}/resume/", {"budget_usd": "5"}, format="json").json()["status"] == "running"
+    )
     assert api.post(f"/api/judge-jobs/{job.pk}/cancel/").json()["status"] == "cancelled"
     assert api.post(f"/api/judge-jobs/{job.pk}/resume/", {"budget_usd": "-1"}, format="json").status_code == 400
 

@@ -5,6 +5,7 @@ demo's instructions (``generate_answers --wait``), extend the pairs with them, j
 pair in every condition through the Batch API, and read its egocentric rates from the report.
 No ``--self-candidate`` anywhere: the self key comes from the generation job.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -29,22 +30,37 @@ KNOBS = "seed=11,self=0.9,answer_words=50,latency_ms=5"
 
 
 def test_a_new_model_generates_is_paired_judged_by_batch_and_gets_its_egocentric_rates(
-        simulator, judge_worker, monkeypatch):
+    simulator, judge_worker, monkeypatch
+):
     monkeypatch.setenv("BATCH_POLL_SECONDS", "0.5")
     simbatch.store_for(simulator).delay_s = 0.5
     study = seed_demo_study()
     others = study.candidates.count()
     instructions = study.instructions.count()
     pairs_before = Pair.objects.filter(instruction__study=study).count()
-    call_command("create_judge", "newcomer", "--base-url", simulator.base_url, "--model", f"sim:{KNOBS}",
-                 "--rpm", "0", "--price-in", "0.001", "--price-out", "0.002", stdout=StringIO())
+    call_command(
+        "create_judge",
+        "newcomer",
+        "--base-url",
+        simulator.base_url,
+        "--model",
+        f"sim:{KNOBS}",
+        "--rpm",
+        "0",
+        "--price-in",
+        "0.001",
+        "--price-out",
+        "0.002",
+        stdout=StringIO(),
+    )
     model = Judge.objects.get(name="newcomer")
     assert model.use_as_judge and model.use_as_generator and model.self_candidate_key == ""
     judge_worker()
 
     out = StringIO()
-    call_command("generate_answers", "--study", study.slug, "--model", "newcomer", "--max-tokens", "80",
-                 "--wait", stdout=out)
+    call_command(
+        "generate_answers", "--study", study.slug, "--model", "newcomer", "--max-tokens", "80", "--wait", stdout=out
+    )
     generation = GenerationJob.objects.get(study=study, judge=model)
     assert generation.status == "completed", out.getvalue()
     own = Response.objects.filter(instruction__study=study, candidate__key="newcomer")
@@ -53,8 +69,7 @@ def test_a_new_model_generates_is_paired_judged_by_batch_and_gets_its_egocentric
     added = Pair.objects.filter(instruction__study=study).count() - pairs_before
     assert added == generation.pairs_created == instructions * others
 
-    job = services.start_judge_job(study=study, judge=model, condition_names=list(conditions.SUPPORTED),
-                                   mode="batch")
+    job = services.start_judge_job(study=study, judge=model, condition_names=list(conditions.SUPPORTED), mode="batch")
     assert job.self_candidate_key == "newcomer"
 
     def finished() -> bool:

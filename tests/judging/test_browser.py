@@ -1,4 +1,5 @@
 """A researcher launches a judge job in Chromium and watches the progress bar fill without reloading."""
+
 from __future__ import annotations
 
 import pytest

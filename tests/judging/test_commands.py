@@ -1,4 +1,5 @@
 """create_judge and run_judges: happy paths, baselines on demand, one-line errors, no changes."""
+
 from __future__ import annotations
 
 import subprocess
@@ -13,8 +14,20 @@ from tests.conftest import PROJECT_ROOT, _worker_env
 
 
 def test_create_judge_for_an_endpoint_and_a_baseline(db, capsys):
-    call_command("create_judge", "gpt", "--base-url", "http://127.0.0.1:9/v1", "--model", "gpt-4o",
-                 "--api-key-env", "JUDGE_KEY_OPENAI", "--price-in", "0.005", "--generation", '{"temperature": 0}')
+    call_command(
+        "create_judge",
+        "gpt",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "gpt-4o",
+        "--api-key-env",
+        "JUDGE_KEY_OPENAI",
+        "--price-in",
+        "0.005",
+        "--generation",
+        '{"temperature": 0}',
+    )
     call_command("create_judge", "len", "--baseline", "longer")
     gpt = Judge.objects.get(name="gpt")
     assert gpt.api_key_env == "JUDGE_KEY_OPENAI" and gpt.generation == {"temperature": 0}
@@ -34,13 +47,16 @@ def test_run_judges_creates_baselines_on_demand(study, capsys, django_capture_on
     assert len(callbacks) == 2
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--study", "nope", "--judge", "random"], "no study with slug 'nope'"),
-    (["--study", "tiny", "--judge", "random", "--conditions", "order,vibes"], "unknown condition 'vibes'"),
-    (["--study", "tiny", "--judge", "ghost"], "no judge called 'ghost'"),
-    (["--study", "tiny", "--judge", "random", "--budget", "lots"], "--budget must be a number"),
-    (["--study", "tiny", "--judge", "random", "--pair-set", "human"], "no pairs in pair set 'human'"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--study", "nope", "--judge", "random"], "no study with slug 'nope'"),
+        (["--study", "tiny", "--judge", "random", "--conditions", "order,vibes"], "unknown condition 'vibes'"),
+        (["--study", "tiny", "--judge", "ghost"], "no judge called 'ghost'"),
+        (["--study", "tiny", "--judge", "random", "--budget", "lots"], "--budget must be a number"),
+        (["--study", "tiny", "--judge", "random", "--pair-set", "human"], "no pairs in pair set 'human'"),
+    ],
+)
 def test_run_judges_bad_input_changes_nothing(study, args, message):
     with pytest.raises(CommandError, match=message):
         call_command("run_judges", *args)
@@ -48,8 +64,14 @@ def test_run_judges_bad_input_changes_nothing(study, args, message):
 
 
 def test_run_judges_exits_non_zero_with_one_line(transactional_db):
-    proc = subprocess.run([sys.executable, "manage.py", "run_judges", "--study", "missing", "--judge", "x"],
-                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120, env=_worker_env())
+    proc = subprocess.run(
+        [sys.executable, "manage.py", "run_judges", "--study", "missing", "--judge", "x"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_worker_env(),
+    )
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == ["CommandError: no study with slug 'missing'"]
 

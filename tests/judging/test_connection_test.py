@@ -1,6 +1,7 @@
 """The model form's "Test connection": one real judging prompt over real HTTP (the simulator, or a
 scripted endpoint), latency + raw reply + parse, errors with hints, keys kept to their endpoint,
 the allow-list, the throttle and who may press it."""
+
 from __future__ import annotations
 
 import json
@@ -30,13 +31,22 @@ class Endpoint:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # http.server's name
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-                endpoint.requests.append({"path": self.path, "auth": self.headers.get("Authorization"),
-                                          "body": body})
+                endpoint.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
                 if endpoint.status == 200:
-                    payload = {"id": "x", "object": "chat.completion", "created": 0, "model": body.get("model"),
-                               "choices": [{"index": 0, "finish_reason": "stop",
-                                            "message": {"role": "assistant", "content": endpoint.text}}],
-                               "usage": {"prompt_tokens": 90, "completion_tokens": 5, "total_tokens": 95}}
+                    payload = {
+                        "id": "x",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body.get("model"),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": endpoint.text},
+                            }
+                        ],
+                        "usage": {"prompt_tokens": 90, "completion_tokens": 5, "total_tokens": 95},
+                    }
                 else:
                     payload = {"error": {"message": "scripted failure", "type": "x", "code": None}}
                 raw = json.dumps(payload).encode()
@@ -81,16 +91,28 @@ def _free_port() -> int:
 def _mine(owner, base_url: str, model: str = "m", **fields) -> Judge:
     defaults = {"kind": "openai", "request_timeout": 5.0, "transport": "http", "owner": owner}
     defaults.update(fields)
-    return Judge.objects.create(name=fields.pop("name", "mine"), base_url=base_url, model=model,
-                                **{k: v for k, v in defaults.items() if k != "name"})
+    return Judge.objects.create(
+        name=fields.pop("name", "mine"),
+        base_url=base_url,
+        model=model,
+        **{k: v for k, v in defaults.items() if k != "name"},
+    )
 
 
 def _form(base_url: str, model: str, **extra) -> dict:
-    return {"kind": "openai", "base_url": base_url, "model": model, "generation": "{}",
-            "request_timeout": 5, "transport": "http", **extra}
+    return {
+        "kind": "openai",
+        "base_url": base_url,
+        "model": model,
+        "generation": "{}",
+        "request_timeout": 5,
+        "transport": "http",
+        **extra,
+    }
 
 
 # --- the prompt and the parse ------------------------------------------------------------
+
 
 def test_it_sends_a_real_judge_prompt_and_parses_the_reply(researcher_client, researcher, simulator):
     judge = _mine(researcher, simulator.base_url, "sim:order_first=1")
@@ -102,17 +124,26 @@ def test_it_sends_a_real_judge_prompt_and_parses_the_reply(researcher_client, re
     assert "System Star is better" in body
     assert f"Connection to {judge.name} works" in body  # the success message, consumed here
     # The prompt is the real template of the default version, for the two made-up answers.
-    sent = prompts.render(version=prompts.DEFAULT_VERSION, condition="order", instruction=connection_test.INSTRUCTION,
-                          reference="", first_text=connection_test.ANSWERS[0], second_text=connection_test.ANSWERS[1])
+    sent = prompts.render(
+        version=prompts.DEFAULT_VERSION,
+        condition="order",
+        instruction=connection_test.INSTRUCTION,
+        reference="",
+        first_text=connection_test.ANSWERS[0],
+        second_text=connection_test.ANSWERS[1],
+    )
     assert simulator.stats.total_calls >= 1
     assert sent.messages[1]["content"].count(connection_test.ANSWERS[0]) == 1
 
 
-@pytest.mark.parametrize(("knobs", "shown"), [
-    ("order_last=1", "System Square: the second answer (the wrong one)"),
-    ("invalid=1", "invalid: the robust parser found no verdict"),
-    ("order_first=1,style=json", "System Star: the first answer (the right one)"),
-])
+@pytest.mark.parametrize(
+    ("knobs", "shown"),
+    [
+        ("order_last=1", "System Square: the second answer (the wrong one)"),
+        ("invalid=1", "invalid: the robust parser found no verdict"),
+        ("order_first=1,style=json", "System Star: the first answer (the right one)"),
+    ],
+)
 def test_it_shows_how_the_reply_parsed(researcher_client, researcher, simulator, knobs, shown):
     judge = _mine(researcher, simulator.base_url, f"sim:{knobs}")
     body = researcher_client.post(f"/judging/judges/{judge.pk}/test/", headers=HTMX).content.decode()
@@ -130,12 +161,16 @@ def test_the_raw_reply_is_escaped_and_truncated(researcher_client, researcher, e
 
 # --- errors with hints -------------------------------------------------------------------
 
-@pytest.mark.parametrize(("status", "error", "hint"), [
-    (401, "401", "key variable"),
-    (404, "404", "model name"),
-    (429, "429 rate limited", "RPM"),
-    (503, "503 server error", "5xx"),
-])
+
+@pytest.mark.parametrize(
+    ("status", "error", "hint"),
+    [
+        (401, "401", "key variable"),
+        (404, "404", "model name"),
+        (429, "429 rate limited", "RPM"),
+        (503, "503 server error", "5xx"),
+    ],
+)
 def test_an_error_shows_with_its_hint(researcher_client, researcher, endpoint, status, error, hint):
     endpoint.status = status
     judge = _mine(researcher, endpoint.url())
@@ -166,9 +201,11 @@ def test_a_baseline_answers_locally(researcher_client, db):
 
 # --- unsaved values and keys -------------------------------------------------------------
 
+
 def test_unsaved_form_values_are_tested_and_nothing_is_saved(researcher_client, simulator):
-    response = researcher_client.post("/judging/judges/new/test/",
-                                      _form(simulator.base_url, "sim:order_first=1", name="draft"), headers=HTMX)
+    response = researcher_client.post(
+        "/judging/judges/new/test/", _form(simulator.base_url, "sim:order_first=1", name="draft"), headers=HTMX
+    )
     assert response.status_code == 200 and "System Star: the first answer" in response.content.decode()
     assert not Judge.objects.exists()
 
@@ -187,11 +224,13 @@ def test_the_stored_key_goes_only_with_its_base_url(researcher_client, researche
     judge = _mine(researcher, endpoint.url("/a/v1"))
     judge.set_api_key(SECRET)
     judge.save()
-    same = researcher_client.post(f"/judging/judges/{judge.pk}/edit/test/", _form(endpoint.url("/a/v1"), "m"),
-                                  headers=HTMX)
+    same = researcher_client.post(
+        f"/judging/judges/{judge.pk}/edit/test/", _form(endpoint.url("/a/v1"), "m"), headers=HTMX
+    )
     assert same.status_code == 200 and endpoint.requests[-1]["auth"] == f"Bearer {SECRET}"
-    moved = researcher_client.post(f"/judging/judges/{judge.pk}/edit/test/", _form(endpoint.url("/b/v1"), "m"),
-                                   headers=HTMX)
+    moved = researcher_client.post(
+        f"/judging/judges/{judge.pk}/edit/test/", _form(endpoint.url("/b/v1"), "m"), headers=HTMX
+    )
     assert moved.status_code == 200 and endpoint.requests[-1]["path"].startswith("/b/v1")
     assert endpoint.requests[-1]["auth"] is None  # a new endpoint never gets the stored key
     assert SECRET not in same.content.decode() + moved.content.decode()
@@ -204,8 +243,7 @@ def test_a_refused_host_gets_no_request_and_no_key(researcher_client, researcher
     judge.set_api_key(SECRET)
     judge.save()
     settings.JUDGE_ALLOWED_HOSTS = ["public-https"]
-    form = researcher_client.post("/judging/judges/new/test/", _form(endpoint.url(), "m", api_key=SECRET),
-                                  headers=HTMX)
+    form = researcher_client.post("/judging/judges/new/test/", _form(endpoint.url(), "m", api_key=SECRET), headers=HTMX)
     assert form.status_code == 422 and "JUDGE_ALLOWED_HOSTS" in form.content.decode()
     saved = researcher_client.post(f"/judging/judges/{judge.pk}/test/", headers=HTMX).content.decode()
     assert "not allowed by JUDGE_ALLOWED_HOSTS" in saved and "No request (and no key) was sent" in saved
@@ -213,6 +251,7 @@ def test_a_refused_host_gets_no_request_and_no_key(researcher_client, researcher
 
 
 # --- who, how often, and without JavaScript ----------------------------------------------
+
 
 def test_only_researchers_who_may_use_it_can_test(client, researcher, other_researcher, django_user_model, simulator):
     judge = _mine(researcher, simulator.base_url, "sim:")

@@ -1,4 +1,5 @@
 """The counterbalanced order run (docs/methods.md, "Order run counterbalancing")."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -43,14 +44,17 @@ def test_the_paper_prompt_version_keeps_the_authors_canonical_first_slot():
 
 
 def _job(study, names, **kw):
-    judge = Judge.objects.create(name=kw.pop("name", "first-slot"), kind="baseline", baseline="first-slot",
-                                 self_candidate_key=kw.pop("self_key", ""))
+    judge = Judge.objects.create(
+        name=kw.pop("name", "first-slot"),
+        kind="baseline",
+        baseline="first-slot",
+        self_candidate_key=kw.pop("self_key", ""),
+    )
     return services.start_judge_job(study=study, judge=judge, condition_names=names, **kw)
 
 
 def _first_shown(job, condition):
-    return {j.pair_id: j.slot1_response_id
-            for j in job.judgments.filter(condition=condition, presentation=1)}
+    return {j.pair_id: j.slot1_response_id for j in job.judgments.filter(condition=condition, presentation=1)}
 
 
 def test_a_job_stores_the_balanced_seeded_first_slot_and_swaps_it_in_prompt_2(study):

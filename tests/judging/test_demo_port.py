@@ -4,6 +4,7 @@ One rule (judging.services.local_simulator_url) names the URL; the Makefile pass
 seed_demo and runstack, runstack to its web and worker processes, and a database seeded
 earlier for another port is brought up to date; only the demo judge, never a researcher's.
 """
+
 from __future__ import annotations
 
 import io
@@ -98,16 +99,20 @@ def test_runstack_moves_the_demo_judge_before_it_starts(settings):
     assert PORT_8100 in out.getvalue()
 
 
-@pytest.mark.parametrize(("args", "expected"), [
-    (["PORT=8100"], PORT_8100),
-    (["PORT=8100", "HOST=0.0.0.0"], PORT_8100),
-    (["PORT=8100", "SIMULATOR_BASE_URL=http://127.0.0.1:7000/sim/v1"], "http://127.0.0.1:7000/sim/v1"),
-])
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["PORT=8100"], PORT_8100),
+        (["PORT=8100", "HOST=0.0.0.0"], PORT_8100),
+        (["PORT=8100", "SIMULATOR_BASE_URL=http://127.0.0.1:7000/sim/v1"], "http://127.0.0.1:7000/sim/v1"),
+    ],
+)
 def test_make_run_passes_one_url_to_seed_demo_and_runstack(args, expected, monkeypatch):
     monkeypatch.delenv("SIMULATOR_BASE_URL", raising=False)
     # -n prints the commands without running them; -o keeps the venv prerequisite from printing pip.
-    plan = subprocess.run(["make", "-n", "-o", "venv", "run", *args], cwd=PROJECT_ROOT, capture_output=True,
-                          text=True, check=True).stdout
+    plan = subprocess.run(
+        ["make", "-n", "-o", "venv", "run", *args], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
+    ).stdout
     commands = [line for line in plan.splitlines() if "seed_demo" in line or "runstack" in line]
     assert len(commands) == 2
     assert all(f"SIMULATOR_BASE_URL={expected} " in line for line in commands)

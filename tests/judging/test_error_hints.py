@@ -1,4 +1,5 @@
 """Every hint class of judging.error_hints, from the error texts the runner and llm.complete write."""
+
 from __future__ import annotations
 
 import pytest
@@ -7,26 +8,34 @@ from judging import error_hints
 from judging.error_hints import classify, hint_for
 
 
-@pytest.mark.parametrize(("text", "kind"), [
-    ("401 AuthenticationError", "auth"),
-    ("403 PermissionDeniedError", "auth"),
-    ("403 Forbidden", "auth"),
-    ("404 NotFoundError", "not_found"),
-    ("404 Not Found", "not_found"),
-    ("429 rate limited", "rate_limited"),
-    ("500 server error", "server_error"),
-    ("502 server error", "server_error"),
-    ("503 server error", "server_error"),
-    ("timeout", "unreachable"),
-    ("connection error", "unreachable"),
-    ("cannot resolve host 'no-such-host.invalid'", "unreachable"),
-    ("host not allowed: 10.0.0.5", "host_not_allowed"),
-    ("base URL host 10.0.0.5 (private or reserved address) is not allowed by JUDGE_ALLOWED_HOSTS",
-     "host_not_allowed"),
-    # A host that looks like a status code is still the allow-list refusal, never a 404.
-    ("base URL host 404.example.org (public address) over http (use https) is not allowed by "
-     "JUDGE_ALLOWED_HOSTS", "host_not_allowed"),
-])
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("401 AuthenticationError", "auth"),
+        ("403 PermissionDeniedError", "auth"),
+        ("403 Forbidden", "auth"),
+        ("404 NotFoundError", "not_found"),
+        ("404 Not Found", "not_found"),
+        ("429 rate limited", "rate_limited"),
+        ("500 server error", "server_error"),
+        ("502 server error", "server_error"),
+        ("503 server error", "server_error"),
+        ("timeout", "unreachable"),
+        ("connection error", "unreachable"),
+        ("cannot resolve host 'no-such-host.invalid'", "unreachable"),
+        ("host not allowed: 10.0.0.5", "host_not_allowed"),
+        (
+            "base URL host 10.0.0.5 (private or reserved address) is not allowed by JUDGE_ALLOWED_HOSTS",
+            "host_not_allowed",
+        ),
+        # A host that looks like a status code is still the allow-list refusal, never a 404.
+        (
+            "base URL host 404.example.org (public address) over http (use https) is not allowed by "
+            "JUDGE_ALLOWED_HOSTS",
+            "host_not_allowed",
+        ),
+    ],
+)
 def test_each_error_text_gets_its_class(text, kind):
     hint = classify(text)
     assert hint is not None and hint.kind == kind

@@ -1,4 +1,5 @@
 """Generation jobs: planning, validation, finishing into responses + pairs, egocentric keys."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -16,8 +17,12 @@ from tests.judging.conftest import build_study
 
 
 def _model(name: str = "gen", **fields) -> Judge:
-    defaults = {"kind": Judge.Kind.OPENAI, "base_url": "http://127.0.0.1:9/v1", "model": "sim:seed=4",
-                "generation": {"temperature": 0}}
+    defaults = {
+        "kind": Judge.Kind.OPENAI,
+        "base_url": "http://127.0.0.1:9/v1",
+        "model": "sim:seed=4",
+        "generation": {"temperature": 0},
+    }
     defaults.update(fields)
     return Judge.objects.create(name=name, **defaults)
 
@@ -32,8 +37,13 @@ def _answer_all(job: GenerationJob, *, fail: tuple[int, ...] = ()) -> None:
             row.tokens_in, row.tokens_out, row.completed_at = 10, 20, timezone.now()
         row.save()
     failed = job.generations.filter(status=Generation.Status.FAILED).count()
-    job.transition(GenerationJob.ACTIVE, GenerationJob.Status.COMPLETED, finished_at=timezone.now(),
-                   done=job.total - failed, failed=failed)
+    job.transition(
+        GenerationJob.ACTIVE,
+        GenerationJob.Status.COMPLETED,
+        finished_at=timezone.now(),
+        done=job.total - failed,
+        failed=failed,
+    )
 
 
 def test_a_job_records_messages_params_and_hash_on_every_row(study):
@@ -48,21 +58,24 @@ def test_a_job_records_messages_params_and_hash_on_every_row(study):
         assert row.prompt_hash == prompts.hash_of(row.messages) and len(row.prompt_hash) == 64
 
 
-@pytest.mark.parametrize(("change", "kwargs", "message"), [
-    ({"kind": Judge.Kind.BASELINE, "baseline": "longer"}, {}, "cannot write answers"),
-    ({"kind": Judge.Kind.IMPORTED}, {}, "cannot write answers"),
-    ({"use_as_generator": False}, {}, "not enabled as a generator"),
-    ({}, {"candidate_key": "alpha"}, "already has a candidate 'alpha'"),
-    ({}, {"candidate_key": "no spaces"}, "candidate key"),
-    ({}, {"pair_policy": "sample"}, "sample size of at least 1"),
-    ({}, {"pair_policy": "sample", "pair_sample_size": 13}, "more than the 12 pairs"),
-    ({}, {"pair_policy": "all", "pair_sample_size": 3}, "only with pair policy 'sample'"),
-    ({}, {"pair_policy": "most"}, "unknown pair policy"),
-    ({}, {"params": {"max_tokens": 0}}, "max tokens"),
-    ({}, {"params": {"api_key": "x"}}, "unknown generation setting 'api_key'"),
-    ({}, {"mode": "turbo"}, "unknown mode"),
-    ({}, {"budget_usd": Decimal("-1")}, "negative"),
-])
+@pytest.mark.parametrize(
+    ("change", "kwargs", "message"),
+    [
+        ({"kind": Judge.Kind.BASELINE, "baseline": "longer"}, {}, "cannot write answers"),
+        ({"kind": Judge.Kind.IMPORTED}, {}, "cannot write answers"),
+        ({"use_as_generator": False}, {}, "not enabled as a generator"),
+        ({}, {"candidate_key": "alpha"}, "already has a candidate 'alpha'"),
+        ({}, {"candidate_key": "no spaces"}, "candidate key"),
+        ({}, {"pair_policy": "sample"}, "sample size of at least 1"),
+        ({}, {"pair_policy": "sample", "pair_sample_size": 13}, "more than the 12 pairs"),
+        ({}, {"pair_policy": "all", "pair_sample_size": 3}, "only with pair policy 'sample'"),
+        ({}, {"pair_policy": "most"}, "unknown pair policy"),
+        ({}, {"params": {"max_tokens": 0}}, "max tokens"),
+        ({}, {"params": {"api_key": "x"}}, "unknown generation setting 'api_key'"),
+        ({}, {"mode": "turbo"}, "unknown mode"),
+        ({}, {"budget_usd": Decimal("-1")}, "negative"),
+    ],
+)
 def test_bad_input_is_one_clear_error_and_writes_nothing(study, change, kwargs, message):
     model = _model(**change)
     with pytest.raises(services.JobError, match=message):
@@ -105,20 +118,24 @@ def test_finishing_makes_responses_with_provenance_and_pairs_with_every_candidat
     # Idempotent: a second call adds nothing.
     again = finish_generation_job(job)
     assert (again.responses_created, again.pairs_created, Pair.objects.count()) == (2, 8, 18 + 8)
-    assert set(Generation.objects.filter(job=job, status="done").values_list("response__candidate__key",
-                                                                              flat=True)) == {"gen"}
+    assert set(
+        Generation.objects.filter(job=job, status="done").values_list("response__candidate__key", flat=True)
+    ) == {"gen"}
 
 
 def _sampled_pairs(slug: str, seed: int) -> set[tuple[int, str]]:
     study = build_study(slug)
     model = _model(f"gen-{slug}")
-    job = start_generation_job(study=study, judge=model, candidate_key="newbie", pair_policy="sample",
-                               pair_sample_size=5, seed=seed)
+    job = start_generation_job(
+        study=study, judge=model, candidate_key="newbie", pair_policy="sample", pair_sample_size=5, seed=seed
+    )
     _answer_all(job)
     job = finish_generation_job(job)
     assert job.pairs_created == 5
-    return {(p.instruction.index, p.response_a.candidate.key)
-            for p in Pair.objects.filter(instruction__study=study, response_b__candidate__key="newbie")}
+    return {
+        (p.instruction.index, p.response_a.candidate.key)
+        for p in Pair.objects.filter(instruction__study=study, response_b__candidate__key="newbie")
+    }
 
 
 def test_a_pair_sample_is_seeded_same_seed_same_pairs(db):
@@ -161,9 +178,13 @@ def test_a_judge_job_of_the_generating_model_gets_its_candidate_as_self(study):
     finish_generation_job(job)
     after = services.start_judge_job(study=study, judge=model, condition_names=["order", "compassion"])
     assert after.self_candidate_key == "mine"
-    marked = [j for j in after.judgments.filter(condition="compassion").select_related(
-        "pair__response_a__candidate", "pair__response_b__candidate")
-        if "mine" in (j.pair.response_a.candidate.key, j.pair.response_b.candidate.key)]
+    marked = [
+        j
+        for j in after.judgments.filter(condition="compassion").select_related(
+            "pair__response_a__candidate", "pair__response_b__candidate"
+        )
+        if "mine" in (j.pair.response_a.candidate.key, j.pair.response_b.candidate.key)
+    ]
     assert marked and all(j.cue.get("self_slot") in ("first", "second") for j in marked)
     other = services.start_judge_job(study=study, judge=_model("stranger"), condition_names=["order"])
     assert other.self_candidate_key == ""
@@ -182,6 +203,7 @@ def test_the_report_loader_reads_the_jobs_self_key_and_falls_back_to_the_judges(
 
 
 # --- the simulator's candidate answers -------------------------------------------------------
+
 
 def test_the_simulator_answers_a_non_judging_prompt_with_a_seeded_answer():
     messages = prompts.messages_for("Why do cats purr?")

@@ -1,4 +1,5 @@
 """Generation jobs in the browser and over the REST API: access, start, watch, act."""
+
 from __future__ import annotations
 
 import pytest
@@ -28,7 +29,9 @@ def setup(study, researcher, other_researcher):
     study.created_by = researcher
     study.save()
     return {
-        "study": study, "bobs": bobs, "gen": _model("gen"),
+        "study": study,
+        "bobs": bobs,
+        "gen": _model("gen"),
         "judge_only": _model("judge-only", use_as_generator=False),
         "private": _model("bob-private", owner=other_researcher),
         "baseline": Judge.objects.create(name="longer", kind=Judge.Kind.BASELINE, baseline="longer"),
@@ -45,26 +48,52 @@ def test_the_form_offers_only_manageable_studies_and_usable_generators(researche
 
 
 def test_starting_from_the_form_shows_a_success_message_and_the_job(researcher_client, setup):
-    response = researcher_client.post("/judging/generations/", {
-        "study": setup["study"].pk, "model": setup["gen"].pk, "candidate_key": "", "max_tokens": 64,
-        "pair_policy": "sample", "pair_sample_size": 4, "seed": 3, "mode": "sync"}, follow=True)
+    response = researcher_client.post(
+        "/judging/generations/",
+        {
+            "study": setup["study"].pk,
+            "model": setup["gen"].pk,
+            "candidate_key": "",
+            "max_tokens": 64,
+            "pair_policy": "sample",
+            "pair_sample_size": 4,
+            "seed": 3,
+            "mode": "sync",
+        },
+        follow=True,
+    )
     job = GenerationJob.objects.get()
     assert response.redirect_chain[-1][0] == f"/judging/generations/{job.pk}/"
     body = response.content.decode()
     assert f"Generation job #{job.pk} started: 3 answers from gen on tiny, as candidate gen." in body
     assert (job.params, job.pair_policy, job.pair_sample_size, job.seed, job.created_by.username) == (
-        {"max_tokens": 64}, "sample", 4, 3, "alice")
+        {"max_tokens": 64},
+        "sample",
+        4,
+        3,
+        "alice",
+    )
     assert 'hx-trigger="every 2s"' in body  # live progress while it runs
 
 
 def test_bad_input_in_the_form_is_one_error_and_writes_nothing(researcher_client, setup):
-    response = researcher_client.post("/judging/generations/", {
-        "study": setup["study"].pk, "model": setup["gen"].pk, "candidate_key": "alpha",
-        "pair_policy": "all", "seed": 0, "mode": "sync"})
+    response = researcher_client.post(
+        "/judging/generations/",
+        {
+            "study": setup["study"].pk,
+            "model": setup["gen"].pk,
+            "candidate_key": "alpha",
+            "pair_policy": "all",
+            "seed": 0,
+            "mode": "sync",
+        },
+    )
     assert response.status_code == 422
     assert "already has a candidate" in response.content.decode()
-    response = researcher_client.post("/judging/generations/", {
-        "study": setup["bobs"].pk, "model": setup["private"].pk, "pair_policy": "all", "seed": 0, "mode": "sync"})
+    response = researcher_client.post(
+        "/judging/generations/",
+        {"study": setup["bobs"].pk, "model": setup["private"].pk, "pair_policy": "all", "seed": 0, "mode": "sync"},
+    )
     assert response.status_code == 422  # not choices this user has
     assert not GenerationJob.objects.exists()
 
@@ -102,13 +131,22 @@ def test_other_researchers_see_no_job_and_pause_cancel_work(researcher_client, s
 
 # --- REST API --------------------------------------------------------------------------------
 
+
 def test_the_api_starts_lists_and_details_a_generation_job(api, setup):
-    response = api.post("/api/generation-jobs/", {"study": "tiny", "model": "gen", "max_tokens": 32,
-                                                  "pair_policy": "none"}, format="json")
+    response = api.post(
+        "/api/generation-jobs/",
+        {"study": "tiny", "model": "gen", "max_tokens": 32, "pair_policy": "none"},
+        format="json",
+    )
     assert response.status_code == 201, response.content
     body = response.json()
     assert (body["model"], body["candidate_key"], body["total"], body["params"], body["status"]) == (
-        "gen", "gen", 3, {"max_tokens": 32}, "running")
+        "gen",
+        "gen",
+        3,
+        {"max_tokens": 32},
+        "running",
+    )
     job = GenerationJob.objects.get(pk=body["id"])
     _answer_all(job)
     finish_generation_job(job)

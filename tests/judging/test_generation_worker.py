@@ -1,4 +1,5 @@
 """Generation jobs end to end: a real Celery worker, the simulator over real HTTP, the CLI."""
+
 from __future__ import annotations
 
 import subprocess
@@ -26,6 +27,7 @@ pytestmark = [pytest.mark.worker, pytest.mark.slow]
 
 def finalised(job: GenerationJob, timeout: float = 90) -> bool:
     """Finished, and (when completed) the runner has written the candidate."""
+
     def check() -> bool:
         job.refresh_from_db()
         return job.is_finished and (job.status != "completed" or is_finalised(job))
@@ -43,8 +45,9 @@ def test_a_simulated_model_answers_the_demo_and_every_pair_is_extended(make_sim_
     candidate = Candidate.objects.get(study=study, key="newcomer")
     assert job.candidate == candidate and candidate.position == len(SYSTEMS)
     knobs = parse_knobs(model.model)
-    responses = list(Response.objects.filter(candidate=candidate).select_related("instruction")
-                     .order_by("instruction__index"))
+    responses = list(
+        Response.objects.filter(candidate=candidate).select_related("instruction").order_by("instruction__index")
+    )
     assert len(responses) == 12 == job.responses_created
     for response in responses:
         messages = prompts.messages_for(response.instruction.text)
@@ -70,8 +73,12 @@ def test_a_seeded_pair_sample_is_the_same_for_the_same_seed(make_sim_judge, judg
         study = build_study(slug)
         job = start_generation_job(study=study, judge=model, pair_policy="sample", pair_sample_size=5, seed=seed)
         assert finalised(job) and job.pairs_created == 5
-        picked.append({(p.instruction.index, p.response_a.candidate.key)
-                       for p in Pair.objects.filter(instruction__study=study, response_b__candidate__key="sampler")})
+        picked.append(
+            {
+                (p.instruction.index, p.response_a.candidate.key)
+                for p in Pair.objects.filter(instruction__study=study, response_b__candidate__key="sampler")
+            }
+        )
     assert picked[0] == picked[1] and len(picked[0]) == 5
     assert picked[2] != picked[0]  # (a different seed picks differently here)
 
@@ -81,8 +88,21 @@ def test_the_cli_waits_with_a_progress_bar_and_bad_input_exits_non_zero(make_sim
     make_sim_judge(name="cli-model", knobs="seed=1,latency_ms=30")
     judge_worker()
     out = StringIO()
-    call_command("generate_answers", "--study", "cli", "--model", "cli-model", "--max-tokens", "40",
-                 "--pairs", "5", "--seed", "3", "--wait", stdout=out)
+    call_command(
+        "generate_answers",
+        "--study",
+        "cli",
+        "--model",
+        "cli-model",
+        "--max-tokens",
+        "40",
+        "--pairs",
+        "5",
+        "--seed",
+        "3",
+        "--wait",
+        stdout=out,
+    )
     text = out.getvalue()
     assert "generation job" in text and "3 answers queued from cli-model on cli as candidate cli-model" in text
     assert "[##############################] 100.0% 3/3 done" in text
@@ -91,13 +111,29 @@ def test_the_cli_waits_with_a_progress_bar_and_bad_input_exits_non_zero(make_sim
     with pytest.raises(CommandError, match="--pairs must be all, none or a number"):
         call_command("generate_answers", "--study", "cli", "--model", "cli-model", "--pairs", "lots")
     # As a user runs it: one line on stderr, exit code 1, nothing written.
-    result = subprocess.run([sys.executable, "manage.py", "generate_answers", "--study", "cli", "--model",
-                             "cli-model", "--candidate-key", "alpha"], cwd=PROJECT_ROOT, env=_worker_env(),
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "manage.py",
+            "generate_answers",
+            "--study",
+            "cli",
+            "--model",
+            "cli-model",
+            "--candidate-key",
+            "alpha",
+        ],
+        cwd=PROJECT_ROOT,
+        env=_worker_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
         "CommandError: study 'cli' already has a candidate 'alpha' that 'cli-model' did not write; "
-        "choose another candidate key"]
+        "choose another candidate key"
+    ]
     assert GenerationJob.objects.count() == 1
 
 
@@ -140,7 +176,9 @@ def test_a_model_that_generated_and_judged_gets_an_egocentric_rate(make_sim_judg
     egocentric = rows[("both", "egocentric")]
     # Recomputed from the calls: pairs where the judge chose its own answer in both presentations.
     chose_own: dict[int, list[bool]] = {}
-    for j in judging.judgments.filter(pair__response_b__candidate__key="both").select_related("chosen_response__candidate"):
+    for j in judging.judgments.filter(pair__response_b__candidate__key="both").select_related(
+        "chosen_response__candidate"
+    ):
         chose_own.setdefault(j.pair_id, []).append(j.valid and j.chosen_response.candidate.key == "both")
     hits = sum(all(v) and len(v) == 2 for v in chose_own.values())
     assert len(chose_own) == 12 and egocentric["n"] == 12  # 3 instructions x 4 other candidates
@@ -152,8 +190,9 @@ def _finished(job) -> bool:
     return job.is_finished
 
 
-def test_a_generation_job_runs_through_the_batch_api_at_the_batch_price(make_sim_judge, simulator, judge_worker,
-                                                                        monkeypatch):
+def test_a_generation_job_runs_through_the_batch_api_at_the_batch_price(
+    make_sim_judge, simulator, judge_worker, monkeypatch
+):
     from judging.models import BatchRun
     from judging.simulator import batch as simbatch
 

@@ -1,4 +1,5 @@
 """Isolation and exact accounting, with a real Celery worker and real HTTP to the simulator."""
+
 from __future__ import annotations
 
 import signal
@@ -21,8 +22,13 @@ pytestmark = [pytest.mark.worker, pytest.mark.slow]
 def slow_retry_worker(start_worker, monkeypatch):
     """A worker (4 slots) whose retries wait seconds, as real backoff does: under the old runner
     a failing model's chunks slept through them holding every slot."""
-    worker_environment(monkeypatch, JUDGING_LEASE_SECONDS="3", JUDGING_BACKOFF_BASE_MS="2000",
-                       JUDGING_BACKOFF_CAP_MS="8000", JUDGING_CHUNK_SIZE="10")
+    worker_environment(
+        monkeypatch,
+        JUDGING_LEASE_SECONDS="3",
+        JUDGING_BACKOFF_BASE_MS="2000",
+        JUDGING_BACKOFF_CAP_MS="8000",
+        JUDGING_CHUNK_SIZE="10",
+    )
     return start_worker
 
 
@@ -31,8 +37,9 @@ def _refreshed(job):
     return job
 
 
-def test_a_failing_endpoint_does_not_starve_a_healthy_one(study, make_sim_judge, simulator,
-                                                          slow_retry_worker, settings):
+def test_a_failing_endpoint_does_not_starve_a_healthy_one(
+    study, make_sim_judge, simulator, slow_retry_worker, settings
+):
     """Job 1's model answers 500 to everything; job 2 (another model, healthy) starts after it.
 
     Bound: job 2 alone needs 36 calls x 0.1 s / 4 in flight ~ 1 s; we allow 15 s for worker
@@ -45,8 +52,9 @@ def test_a_failing_endpoint_does_not_starve_a_healthy_one(study, make_sim_judge,
     healthy = make_sim_judge(name="healthy", knobs="latency_ms=100,seed=5", max_concurrency=4)
     worker = slow_retry_worker()
     time.sleep(3)  # the worker is up: the clock measures scheduling, not start-up
-    job1 = services.start_judge_job(study=study, judge=failing,
-                                    condition_names=["order", "compassion", "bandwagon", "attentional"])
+    job1 = services.start_judge_job(
+        study=study, judge=failing, condition_names=["order", "compassion", "bandwagon", "attentional"]
+    )
     assert wait_until(lambda: _refreshed(job1).calls >= 16, timeout=30), worker.log()[-3000:]
     started = time.monotonic()
     job2 = services.start_judge_job(study=study, judge=healthy, condition_names=["order"])
@@ -56,8 +64,7 @@ def test_a_failing_endpoint_does_not_starve_a_healthy_one(study, make_sim_judge,
     assert _refreshed(job1).status == "running" and job1.done == 0
     assert job1.last_error == "500 server error" and job1.last_error_at is not None
     # Retries waited in the queue, not in a slot: rows are deferred, released, attempted again.
-    assert Judgment.objects.filter(job=job1, status="pending", claim_token="",
-                                   not_before__isnull=False).exists()
+    assert Judgment.objects.filter(job=job1, status="pending", claim_token="", not_before__isnull=False).exists()
 
 
 def test_a_down_endpoint_does_not_hold_a_baseline_job(study, slow_retry_worker, settings):
@@ -68,23 +75,32 @@ def test_a_down_endpoint_does_not_hold_a_baseline_job(study, slow_retry_worker, 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again: connection refused
-    down = Judge.objects.create(name="down", kind="openai", base_url=f"http://127.0.0.1:{port}/v1",
-                                model="sim:seed=1", requests_per_minute=0, max_concurrency=8,
-                                request_timeout=2.0)
+    down = Judge.objects.create(
+        name="down",
+        kind="openai",
+        base_url=f"http://127.0.0.1:{port}/v1",
+        model="sim:seed=1",
+        requests_per_minute=0,
+        max_concurrency=8,
+        request_timeout=2.0,
+    )
     worker = slow_retry_worker()
     time.sleep(3)
-    job1 = services.start_judge_job(study=study, judge=down,
-                                    condition_names=["order", "compassion", "bandwagon", "attentional"])
+    job1 = services.start_judge_job(
+        study=study, judge=down, condition_names=["order", "compassion", "bandwagon", "attentional"]
+    )
     assert wait_until(lambda: _refreshed(job1).calls >= 8, timeout=30), worker.log()[-3000:]
-    baseline = services.start_judge_job(study=study, judge=services.ensure_baseline_judge(name="random"),
-                                        condition_names=["order", "bandwagon"])
+    baseline = services.start_judge_job(
+        study=study, judge=services.ensure_baseline_judge(name="random"), condition_names=["order", "bandwagon"]
+    )
     assert wait_until(lambda: _refreshed(baseline).is_finished, timeout=10), worker.log()[-3000:]
     assert baseline.status == "completed" and baseline.done == 72
     assert _refreshed(job1).status == "running" and job1.last_error == "connection error"
 
 
-def test_a_killed_worker_leaves_every_request_counted(study, make_sim_judge, simulator, slow_retry_worker,
-                                                      settings, monkeypatch):
+def test_a_killed_worker_leaves_every_request_counted(
+    study, make_sim_judge, simulator, slow_retry_worker, settings, monkeypatch
+):
     """kill -9 mid-job: every request the simulator received is in job.calls (the report was
     485 HTTP calls for 480 counted), the answers lost with the worker are charged as lost, and
     the rows' attempts add up to the calls. (The one window this cannot see is a kill between

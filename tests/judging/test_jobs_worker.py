@@ -1,4 +1,5 @@
 """Judge jobs end to end: real Celery worker process + the simulator over real HTTP."""
+
 from __future__ import annotations
 
 import logging
@@ -28,19 +29,23 @@ def finished(job: JudgeJob, timeout: float = 90) -> bool:
 
 
 @pytest.mark.parametrize("transport", ["openai", "http"])
-def test_errors_and_garbage_end_with_exact_counts(study, make_sim_judge, simulator, judge_worker, settings,
-                                                  transport):
+def test_errors_and_garbage_end_with_exact_counts(study, make_sim_judge, simulator, judge_worker, settings, transport):
     settings.JUDGING_CHUNK_SIZE = 10
     knobs = "error_rate=0.1,errors=429+500,retry_after=0.05,invalid=0.05,seed=3"
     judge = make_sim_judge(knobs=knobs, transport=transport)
     worker = judge_worker()
-    job = services.start_judge_job(study=study, judge=judge,
-                                   condition_names=["order", "compassion", "bandwagon", "attentional"])
+    job = services.start_judge_job(
+        study=study, judge=judge, condition_names=["order", "compassion", "bandwagon", "attentional"]
+    )
     assert finished(job), worker.log()[-3000:]
     sim = parse_knobs(judge.model)
     expected_invalid = sum(
-        is_garbled(sim, conditions.render_for(version="v1", condition=j.condition, pair=j.pair,
-                                              slot1_response_id=j.slot1_response_id, cue=j.cue).messages)
+        is_garbled(
+            sim,
+            conditions.render_for(
+                version="v1", condition=j.condition, pair=j.pair, slot1_response_id=j.slot1_response_id, cue=j.cue
+            ).messages,
+        )
         for j in job.judgments.select_related("pair__instruction", "pair__response_a", "pair__response_b")
     )
     errors = simulator.stats.statuses[429] + simulator.stats.statuses[500]
@@ -96,11 +101,11 @@ def test_budget_stops_the_job_cleanly(study, make_sim_judge, simulator, judge_wo
     out) is above the simulator's real count (4 characters a token), so the bound asserted is
     budget - (one estimate) < cost <= budget, with simulator calls == job.calls exactly; in
     general cost <= budget + the sum over requests out of (actual - estimated) cost."""
-    judge = make_sim_judge(knobs="latency_ms=100", max_concurrency=2,
-                           price_in_per_1k=Decimal("1"), price_out_per_1k=Decimal("0"))
+    judge = make_sim_judge(
+        knobs="latency_ms=100", max_concurrency=2, price_in_per_1k=Decimal("1"), price_out_per_1k=Decimal("0")
+    )
     judge_worker()
-    job = services.start_judge_job(study=study, judge=judge, condition_names=["order"],
-                                   budget_usd=Decimal("1.0"))
+    job = services.start_judge_job(study=study, judge=judge, condition_names=["order"], budget_usd=Decimal("1.0"))
     assert finished(job)
     per_call = max(Judgment.objects.filter(job=job, status="done").values_list("cost_usd", flat=True))
     assert job.status == "budget_exhausted" and 0 < job.done < job.total
@@ -144,13 +149,24 @@ def test_pause_resume_and_cancel(study, make_sim_judge, simulator, judge_worker)
 def test_the_api_key_never_reaches_a_log_line(study, simulator, judge_worker, caplog, monkeypatch):
     caplog.set_level(logging.DEBUG)
     monkeypatch.setenv("JUDGE_KEY_SIM", SECRET)
-    env_judge = services.create_judge(name="env-key", base_url=simulator.base_url, model="sim:seed=1",
-                                      api_key_env="JUDGE_KEY_SIM", requests_per_minute=0)
-    stored_judge = services.create_judge(name="stored-key", base_url=simulator.base_url + "/missing",
-                                         model="sim:seed=1", api_key=SECRET, requests_per_minute=0)
+    env_judge = services.create_judge(
+        name="env-key",
+        base_url=simulator.base_url,
+        model="sim:seed=1",
+        api_key_env="JUDGE_KEY_SIM",
+        requests_per_minute=0,
+    )
+    stored_judge = services.create_judge(
+        name="stored-key",
+        base_url=simulator.base_url + "/missing",
+        model="sim:seed=1",
+        api_key=SECRET,
+        requests_per_minute=0,
+    )
     worker = judge_worker()
-    jobs = [services.start_judge_job(study=study, judge=j, condition_names=["order"])
-            for j in (env_judge, stored_judge)]
+    jobs = [
+        services.start_judge_job(study=study, judge=j, condition_names=["order"]) for j in (env_judge, stored_judge)
+    ]
     for job in jobs:
         assert finished(job), worker.log()[-2000:]
     assert jobs[0].done == 36 and jobs[1].failed == 36
@@ -164,8 +180,7 @@ def test_run_judges_wait_shows_a_progress_bar_until_done(study, judge_worker, ca
     from django.core.management import call_command
 
     judge_worker()
-    call_command("run_judges", "--study", "tiny", "--judge", "random", "--conditions", "order,bandwagon",
-                 "--wait")
+    call_command("run_judges", "--study", "tiny", "--judge", "random", "--conditions", "order,bandwagon", "--wait")
     out = capsys.readouterr().out
     assert "72 judgments queued" in out
     assert "[##############################] 100.0% 72/72 done 0 failed 0 invalid" in out

@@ -1,5 +1,6 @@
 """Judge secrets: key variables need the JUDGE_KEY_ prefix, a new base_url drops the key,
 private judges stay with their owner, and base URLs are checked against JUDGE_ALLOWED_HOSTS."""
+
 from __future__ import annotations
 
 import subprocess
@@ -16,18 +17,26 @@ from judging.models import Judge
 from tests.conftest import PROJECT_ROOT, _worker_env
 
 SECRET = "sk-test-" + "s" * 24
-FORM = {"kind": "openai", "model": "gpt-4o", "generation": "{}", "max_concurrency": 8,
-        "requests_per_minute": 600, "price_in_per_1k": "0", "price_out_per_1k": "0",
-        "request_timeout": 60, "transport": "openai"}
+FORM = {
+    "kind": "openai",
+    "model": "gpt-4o",
+    "generation": "{}",
+    "max_concurrency": 8,
+    "requests_per_minute": 600,
+    "price_in_per_1k": "0",
+    "price_out_per_1k": "0",
+    "request_timeout": 60,
+    "transport": "openai",
+}
 
 
 # --- the key variable -------------------------------------------------------------------
 
+
 def test_the_key_variable_must_carry_the_prefix(db, monkeypatch):
     with pytest.raises(ValidationError, match="must start with JUDGE_KEY_"):
         services.create_judge(name="leak", base_url="http://127.0.0.1:9/v1", model="m", api_key_env="PATH")
-    judge = services.create_judge(name="ok", base_url="http://127.0.0.1:9/v1", model="m",
-                                  api_key_env="JUDGE_KEY_OK")
+    judge = services.create_judge(name="ok", base_url="http://127.0.0.1:9/v1", model="m", api_key_env="JUDGE_KEY_OK")
     monkeypatch.setenv("JUDGE_KEY_OK", SECRET)
     assert judge.get_api_key() == SECRET and judge.has_api_key
     # A row written around the validators still never reads another variable.
@@ -40,19 +49,31 @@ def test_the_key_variable_must_carry_the_prefix(db, monkeypatch):
 def test_the_prefix_is_a_setting(db, settings, monkeypatch):
     settings.JUDGE_KEY_ENV_PREFIX = "LAB_KEY_"
     monkeypatch.setenv("LAB_KEY_VLLM", SECRET)
-    judge = services.create_judge(name="lab", base_url="http://127.0.0.1:9/v1", model="m",
-                                  api_key_env="LAB_KEY_VLLM")
+    judge = services.create_judge(name="lab", base_url="http://127.0.0.1:9/v1", model="m", api_key_env="LAB_KEY_VLLM")
     assert judge.get_api_key() == SECRET
     with pytest.raises(ValidationError, match="LAB_KEY_"):
-        services.create_judge(name="old", base_url="http://127.0.0.1:9/v1", model="m",
-                              api_key_env="JUDGE_KEY_X")
+        services.create_judge(name="old", base_url="http://127.0.0.1:9/v1", model="m", api_key_env="JUDGE_KEY_X")
 
 
 def test_create_judge_refuses_other_variables_in_one_line(db):
     result = subprocess.run(
-        [sys.executable, "manage.py", "create_judge", "gpt", "--base-url", "http://127.0.0.1:9/v1",
-         "--model", "gpt-4o", "--api-key-env", "OPENAI_API_KEY"],
-        cwd=PROJECT_ROOT, env=_worker_env(), capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "manage.py",
+            "create_judge",
+            "gpt",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "gpt-4o",
+            "--api-key-env",
+            "OPENAI_API_KEY",
+        ],
+        cwd=PROJECT_ROOT,
+        env=_worker_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode != 0
     lines = result.stderr.strip().splitlines()
@@ -60,20 +81,33 @@ def test_create_judge_refuses_other_variables_in_one_line(db):
 
 
 def test_create_judge_with_a_judge_key_variable_and_an_owner(db, researcher, capsys):
-    call_command("create_judge", "mine", "--base-url", "https://8.8.8.8/v1", "--model", "m",
-                 "--api-key-env", "JUDGE_KEY_OPENAI", "--owner", "alice")
+    call_command(
+        "create_judge",
+        "mine",
+        "--base-url",
+        "https://8.8.8.8/v1",
+        "--model",
+        "m",
+        "--api-key-env",
+        "JUDGE_KEY_OPENAI",
+        "--owner",
+        "alice",
+    )
     judge = Judge.objects.get(name="mine")
     assert judge.owner == researcher and judge.api_key_env == "JUDGE_KEY_OPENAI" and not judge.is_shared
 
 
 def test_the_form_refuses_other_variables(researcher_client):
-    response = researcher_client.post("/judging/judges/new/", {
-        **FORM, "name": "leak", "base_url": "http://127.0.0.1:9/v1", "api_key_env": "DATABASE_URL"})
+    response = researcher_client.post(
+        "/judging/judges/new/",
+        {**FORM, "name": "leak", "base_url": "http://127.0.0.1:9/v1", "api_key_env": "DATABASE_URL"},
+    )
     assert response.status_code == 422 and b"JUDGE_KEY_" in response.content
     assert not Judge.objects.filter(name="leak").exists()
 
 
 # --- a new base_url drops the key -------------------------------------------------------
+
 
 def test_changing_the_base_url_drops_the_stored_key(db, monkeypatch):
     monkeypatch.setenv("JUDGE_KEY_A", SECRET)
@@ -101,12 +135,14 @@ def test_changing_the_base_url_drops_the_stored_key(db, monkeypatch):
 
 
 def test_the_form_drops_the_key_with_a_new_base_url(researcher_client):
-    researcher_client.post("/judging/judges/new/", {**FORM, "name": "gpt", "base_url": "http://127.0.0.1:9/v1",
-                                                    "api_key": SECRET})
+    researcher_client.post(
+        "/judging/judges/new/", {**FORM, "name": "gpt", "base_url": "http://127.0.0.1:9/v1", "api_key": SECRET}
+    )
     judge = Judge.objects.get(name="gpt")
     assert judge.get_api_key() == SECRET
-    response = researcher_client.post(f"/judging/judges/{judge.pk}/edit/",
-                                      {**FORM, "name": "gpt", "base_url": "http://127.0.0.1:8/v1"})
+    response = researcher_client.post(
+        f"/judging/judges/{judge.pk}/edit/", {**FORM, "name": "gpt", "base_url": "http://127.0.0.1:8/v1"}
+    )
     assert response.status_code == 302
     judge.refresh_from_db()
     assert judge.base_url == "http://127.0.0.1:8/v1" and judge.get_api_key() == ""
@@ -114,17 +150,26 @@ def test_the_form_drops_the_key_with_a_new_base_url(researcher_client):
 
 # --- ownership and sharing ---------------------------------------------------------------
 
+
 @pytest.fixture
 def judges(db, researcher, other_researcher):
     public = Judge.objects.create(name="public", kind="baseline", baseline="longer")
-    private = Judge.objects.create(name="bobs", kind="openai", base_url="http://127.0.0.1:9/v1", model="m",
-                                   owner=other_researcher)
+    private = Judge.objects.create(
+        name="bobs", kind="openai", base_url="http://127.0.0.1:9/v1", model="m", owner=other_researcher
+    )
     private.set_api_key(SECRET)
     private.save()
-    shared_all = Judge.objects.create(name="bobs-shared", kind="openai", base_url="http://127.0.0.1:9/v1",
-                                      model="m", owner=other_researcher, is_shared=True)
-    shared_alice = Judge.objects.create(name="bobs-for-alice", kind="openai",
-                                        base_url="http://127.0.0.1:9/v1", model="m", owner=other_researcher)
+    shared_all = Judge.objects.create(
+        name="bobs-shared",
+        kind="openai",
+        base_url="http://127.0.0.1:9/v1",
+        model="m",
+        owner=other_researcher,
+        is_shared=True,
+    )
+    shared_alice = Judge.objects.create(
+        name="bobs-for-alice", kind="openai", base_url="http://127.0.0.1:9/v1", model="m", owner=other_researcher
+    )
     shared_alice.shared_with.add(researcher)
     return {"public": public, "private": private, "shared_all": shared_all, "shared_alice": shared_alice}
 
@@ -141,7 +186,10 @@ def test_usable_by_is_the_one_rule(judges, researcher, other_researcher, django_
     assert names(crowd) == set() and names(AnonymousUser()) == set() and names(None) == set()
     assert set(Judge.objects.editable_by(researcher)) == set()
     assert set(Judge.objects.editable_by(other_researcher)) == {
-        judges["private"], judges["shared_all"], judges["shared_alice"]}
+        judges["private"],
+        judges["shared_all"],
+        judges["shared_alice"],
+    }
     assert Judge.objects.usable_by(researcher).count() == 3  # no duplicate rows from the M2M
 
 
@@ -152,8 +200,9 @@ def test_pages_hide_and_protect_other_peoples_judges(judges, researcher_client):
     # Visible (shared or public) is not editable: only the owner or a superuser edits.
     for key in ("shared_all", "shared_alice", "public"):
         assert researcher_client.get(f"/judging/judges/{judges[key].pk}/edit/").status_code == 403
-        response = researcher_client.post(f"/judging/judges/{judges[key].pk}/edit/",
-                                          {**FORM, "name": "x", "base_url": "http://127.0.0.1:1/v1"})
+        response = researcher_client.post(
+            f"/judging/judges/{judges[key].pk}/edit/", {**FORM, "name": "x", "base_url": "http://127.0.0.1:1/v1"}
+        )
         assert response.status_code == 403
     judges["private"].refresh_from_db()
     assert judges["private"].get_api_key() == SECRET
@@ -163,17 +212,28 @@ def test_a_new_judge_is_private_to_its_creator_until_shared(researcher_client, r
     researcher_client.post("/judging/judges/new/", {**FORM, "name": "mine", "base_url": "http://127.0.0.1:9/v1"})
     judge = Judge.objects.get(name="mine")
     assert judge.owner == researcher and not Judge.objects.usable_by(other_researcher).filter(pk=judge.pk)
-    researcher_client.post(f"/judging/judges/{judge.pk}/edit/", {
-        **FORM, "name": "mine", "base_url": "http://127.0.0.1:9/v1", "shared_with": [other_researcher.pk]})
+    researcher_client.post(
+        f"/judging/judges/{judge.pk}/edit/",
+        {**FORM, "name": "mine", "base_url": "http://127.0.0.1:9/v1", "shared_with": [other_researcher.pk]},
+    )
     assert Judge.objects.usable_by(other_researcher).filter(pk=judge.pk).exists()
 
 
 def test_jobs_only_use_judges_the_user_may_use(judges, researcher_client, study):
     page = researcher_client.get("/judging/jobs/").content.decode()
     assert "bobs-shared" in page and f'value="{judges["private"].pk}"' not in page
-    response = researcher_client.post("/judging/jobs/", {
-        "study": study.pk, "judge": judges["private"].pk, "conditions": ["order"], "pair_set": "all",
-        "parser": "robust", "prompt_version": "v1", "seed": 0})
+    response = researcher_client.post(
+        "/judging/jobs/",
+        {
+            "study": study.pk,
+            "judge": judges["private"].pk,
+            "conditions": ["order"],
+            "pair_set": "all",
+            "parser": "robust",
+            "prompt_version": "v1",
+            "seed": 0,
+        },
+    )
     assert response.status_code == 422 and not judges["private"].jobs.exists()
 
 
@@ -183,8 +243,9 @@ def test_the_api_hides_and_refuses_other_peoples_judges(judges, researcher, stud
     names = {j["name"] for j in client.get("/api/judges/").json()["results"]}
     assert names == {"public", "bobs-shared", "bobs-for-alice"}
     assert client.get(f"/api/judges/{judges['private'].pk}/").status_code == 404
-    response = client.post("/api/judge-jobs/start/", {"study": study.slug, "judge": "bobs",
-                                                      "conditions": ["order"]}, format="json")
+    response = client.post(
+        "/api/judge-jobs/start/", {"study": study.slug, "judge": "bobs", "conditions": ["order"]}, format="json"
+    )
     assert response.status_code == 404 and not judges["private"].jobs.exists()
     body = client.get(f"/api/judges/{judges['shared_all'].pk}/").json()
     assert body["owner"] == "bob" and body["is_shared"] is True
@@ -192,23 +253,27 @@ def test_the_api_hides_and_refuses_other_peoples_judges(judges, researcher, stud
 
 # --- where a judge may send its requests ---------------------------------------------------
 
-@pytest.mark.parametrize(("url", "allowed", "ok"), [
-    ("https://8.8.8.8/v1", ["public-https"], True),
-    ("http://8.8.8.8/v1", ["public-https"], False),  # public, but not https
-    ("https://10.0.0.5/v1", ["public-https"], False),  # private
-    ("http://169.254.169.254/latest", ["public-https", "loopback"], False),  # cloud metadata
-    ("http://127.0.0.1:9100/v1", ["public-https"], False),  # loopback needs DEBUG or "loopback"
-    ("http://127.0.0.1:9100/v1", ["public-https", "loopback"], True),
-    ("http://[::1]:9100/v1", ["loopback"], True),
-    ("http://10.0.0.5:8000/v1", ["public-https", "10.0.0.5:8000"], True),  # a lab's vLLM
-    ("http://10.0.0.5:8001/v1", ["public-https", "10.0.0.5:8000"], False),  # another port
-    ("https://10.0.0.5:8000/v1", ["http://10.0.0.5:8000"], False),  # scheme pinned
-    ("http://10.0.0.7:8000/v1", ["10.0.0.0/24"], True),
-    ("http://10.0.1.7:8000/v1", ["10.0.0.0/24"], False),
-    ("http://gpu3.lab.example/v1", ["*.lab.example"], True),  # named hosts need no lookup
-    ("https://user:pw@8.8.8.8/v1", ["public-https"], False),  # credentials belong in the key
-    ("ftp://8.8.8.8/v1", ["public-https"], False),
-])
+
+@pytest.mark.parametrize(
+    ("url", "allowed", "ok"),
+    [
+        ("https://8.8.8.8/v1", ["public-https"], True),
+        ("http://8.8.8.8/v1", ["public-https"], False),  # public, but not https
+        ("https://10.0.0.5/v1", ["public-https"], False),  # private
+        ("http://169.254.169.254/latest", ["public-https", "loopback"], False),  # cloud metadata
+        ("http://127.0.0.1:9100/v1", ["public-https"], False),  # loopback needs DEBUG or "loopback"
+        ("http://127.0.0.1:9100/v1", ["public-https", "loopback"], True),
+        ("http://[::1]:9100/v1", ["loopback"], True),
+        ("http://10.0.0.5:8000/v1", ["public-https", "10.0.0.5:8000"], True),  # a lab's vLLM
+        ("http://10.0.0.5:8001/v1", ["public-https", "10.0.0.5:8000"], False),  # another port
+        ("https://10.0.0.5:8000/v1", ["http://10.0.0.5:8000"], False),  # scheme pinned
+        ("http://10.0.0.7:8000/v1", ["10.0.0.0/24"], True),
+        ("http://10.0.1.7:8000/v1", ["10.0.0.0/24"], False),
+        ("http://gpu3.lab.example/v1", ["*.lab.example"], True),  # named hosts need no lookup
+        ("https://user:pw@8.8.8.8/v1", ["public-https"], False),  # credentials belong in the key
+        ("ftp://8.8.8.8/v1", ["public-https"], False),
+    ],
+)
 def test_base_urls_are_checked_against_the_allow_list(url, allowed, ok):
     if ok:
         endpoints.check_base_url(url, allowed)
@@ -219,14 +284,16 @@ def test_base_urls_are_checked_against_the_allow_list(url, allowed, ok):
 
 def test_the_setting_guards_the_form_and_every_call(db, settings, researcher_client):
     settings.JUDGE_ALLOWED_HOSTS = ["public-https"]  # production: DEBUG off, nothing listed
-    response = researcher_client.post("/judging/judges/new/", {**FORM, "name": "inside",
-                                                               "base_url": "http://10.0.0.5:8000/v1"})
+    response = researcher_client.post(
+        "/judging/judges/new/", {**FORM, "name": "inside", "base_url": "http://10.0.0.5:8000/v1"}
+    )
     assert response.status_code == 422 and b"JUDGE_ALLOWED_HOSTS" in response.content
     with pytest.raises(ValidationError, match="JUDGE_ALLOWED_HOSTS"):
         services.create_judge(name="loop", base_url="http://127.0.0.1:9/v1", model="m")
     # A row that points inside anyway (written around the validators) is never called.
-    judge = Judge.objects.create(name="sneaky", kind="openai", base_url="http://127.0.0.1:9/v1", model="m",
-                                 api_key_encrypted="")
+    judge = Judge.objects.create(
+        name="sneaky", kind="openai", base_url="http://127.0.0.1:9/v1", model="m", api_key_encrypted=""
+    )
     judge.set_api_key(SECRET)
     with pytest.raises(llm.PermanentError, match="not allowed") as exc:
         llm.complete(llm.JudgeSnapshot.of(judge), [{"role": "user", "content": "hi"}])

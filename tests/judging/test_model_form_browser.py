@@ -1,4 +1,5 @@
 """In Chromium: a researcher picks the simulator preset, tests the connection, saves, and sees the message."""
+
 from __future__ import annotations
 
 import pytest

@@ -6,6 +6,7 @@ the runner parses a judgment (the rendered prompt's labels and echo strings). Th
 is scored too but only reported (benchmarks/parser_accuracy.py): it reproduces the authors'
 30-character window and is meant to fail on chat styles.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -16,9 +17,19 @@ from judging.parsers import parse, parse_paper, parse_robust
 from judging.simulator.behaviour import STYLES, decide, parse_knobs
 
 ROWS = load_corpus()
-STYLES_REQUIRED = ("terse", "verbose_reasoning", "restated_bandwagon", "restated_distractor",
-                   "hedge_naming_loser", "negation", "markdown", "json", "tie", "refusal",
-                   "both_labels_final_sentence")
+STYLES_REQUIRED = (
+    "terse",
+    "verbose_reasoning",
+    "restated_bandwagon",
+    "restated_distractor",
+    "hedge_naming_loser",
+    "negation",
+    "markdown",
+    "json",
+    "tie",
+    "refusal",
+    "both_labels_final_sentence",
+)
 L = ("System Star", "System Square")
 
 
@@ -53,32 +64,41 @@ def test_the_paper_parser_is_scored_but_only_reported():
     assert table["verbose_reasoning"]["accuracy"] < 0.5  # and not chat reasoning (expected)
 
 
-@pytest.mark.parametrize(("raw", "expected"), [
-    # the issue's two examples: the last label seen is not the verdict
-    ("System Square is more accurate, even though 85% of people believe that System Star is better", "second"),
-    ("System Square wins. System Star is better formatted though.", "second"),
-    # a restated cue, paraphrased, and quoted
-    ("Although 85% of people believe System Star is better, System Square is more coherent.", "second"),
-    ('The prompt claims "System Star is better", but System Square is better.', "second"),
-    ("Most people would say System Star is better. I pick System Square.", "second"),
-    # the distractor restated
-    ("System Star likes to eat apples and oranges, but System Square is better.", "second"),
-    # negation never counts for the label it negates
-    ("I disagree that System Star is better.", "second"),
-    ("System Star is not better than System Square.", "second"),
-    # an explicit final verdict outranks descriptive comparisons, in either order
-    ("System Star is more detailed and better formatted. Final verdict: System Square.", "second"),
-    ("**System Star is better**\n\nSystem Square is more thorough, but less accurate.", "first"),
-    # genuinely ambiguous: invalid
-    ("System Star is better, and System Square is better.", None),
-    ("System Star is better. Both are equally good, so it's a tie.", None),
-    ("I'm sorry, but I can't compare these.", None),
-    ('{"winner": "tie"}', None),
-])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        # the issue's two examples: the last label seen is not the verdict
+        ("System Square is more accurate, even though 85% of people believe that System Star is better", "second"),
+        ("System Square wins. System Star is better formatted though.", "second"),
+        # a restated cue, paraphrased, and quoted
+        ("Although 85% of people believe System Star is better, System Square is more coherent.", "second"),
+        ('The prompt claims "System Star is better", but System Square is better.', "second"),
+        ("Most people would say System Star is better. I pick System Square.", "second"),
+        # the distractor restated
+        ("System Star likes to eat apples and oranges, but System Square is better.", "second"),
+        # negation never counts for the label it negates
+        ("I disagree that System Star is better.", "second"),
+        ("System Star is not better than System Square.", "second"),
+        # an explicit final verdict outranks descriptive comparisons, in either order
+        ("System Star is more detailed and better formatted. Final verdict: System Square.", "second"),
+        ("**System Star is better**\n\nSystem Square is more thorough, but less accurate.", "first"),
+        # genuinely ambiguous: invalid
+        ("System Star is better, and System Square is better.", None),
+        ("System Star is better. Both are equally good, so it's a tie.", None),
+        ("I'm sorry, but I can't compare these.", None),
+        ('{"winner": "tie"}', None),
+    ],
+)
 def test_tricky_outputs_exactly(raw, expected):
-    rendered = prompts.render(version="v1", condition="bandwagon", instruction="Q?", reference="R.",
-                              first_text="answer one", second_text="answer two",
-                              cue={"cue_slot": "first", "percent": 85})
+    rendered = prompts.render(
+        version="v1",
+        condition="bandwagon",
+        instruction="Q?",
+        reference="R.",
+        first_text="answer one",
+        second_text="answer two",
+        cue={"cue_slot": "first", "percent": 85},
+    )
     assert parse("robust", raw, labels=rendered.answer_labels, echo_strings=rendered.echo_strings) == expected
 
 
@@ -93,9 +113,15 @@ def test_named_labels_of_the_compassion_run():
 
 
 def test_an_echoed_completion_prompt_is_ignored():
-    rendered = prompts.render(version="v1", condition="bandwagon", instruction="Q?", reference="R.",
-                              first_text="answer one", second_text="answer two",
-                              cue={"cue_slot": "first", "percent": 85})
+    rendered = prompts.render(
+        version="v1",
+        condition="bandwagon",
+        instruction="Q?",
+        reference="R.",
+        first_text="answer one",
+        second_text="answer two",
+        cue={"cue_slot": "first", "percent": 85},
+    )
     echoed = rendered.messages[1]["content"] + "\n### Response: System Square is better"
     assert parse_robust(echoed, labels=rendered.answer_labels, echo_strings=rendered.echo_strings) == "second"
     assert parse_paper(echoed, labels=rendered.answer_labels, echo_strings=rendered.echo_strings) == "second"
@@ -103,17 +129,26 @@ def test_an_echoed_completion_prompt_is_ignored():
 
 # --- the simulator's style knob: same decision, another surface --------------------------------
 
+
 def _prompts():
     distractors = prompts.distractor_templates("v1")
     for i in range(40):
-        base = {"version": "v1", "instruction": f"Question {i}?", "reference": "R.",
-                "first_text": f"first answer {i}", "second_text": f"second answer {i} " + "x" * (i % 5)}
+        base = {
+            "version": "v1",
+            "instruction": f"Question {i}?",
+            "reference": "R.",
+            "first_text": f"first answer {i}",
+            "second_text": f"second answer {i} " + "x" * (i % 5),
+        }
         slot = ("first", "second")[i % 2]
         label = ("Star", "Square")[i % 2]
         yield prompts.render(condition="order", **base)
         yield prompts.render(condition="bandwagon", cue={"cue_slot": slot, "percent": 60 + i}, **base)
-        yield prompts.render(condition="attentional", cue={"cue_slot": slot,
-                             "distractor": distractors[i % 4].format(label=label)}, **base)
+        yield prompts.render(
+            condition="attentional",
+            cue={"cue_slot": slot, "distractor": distractors[i % 4].format(label=label)},
+            **base,
+        )
         yield prompts.render(condition="compassion", cue={"names": ["gpt4", "chatgpt"], "self_slot": slot}, **base)
 
 

@@ -1,4 +1,5 @@
 """Prompts per condition (golden strings), planning semantics, and both parsers."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,47 +15,76 @@ HEAD = (
     "```\n"
 )
 FORMAT = (
-    'Please respond strictly in the following format: "System _ is better".\n'
-    "Do not add any other text or explanation."
+    'Please respond strictly in the following format: "System _ is better".\nDo not add any other text or explanation.'
 )
 BLOCK = "System Star: Yes they can.\nSystem Square: No, penguins swim.\n```\n"
 
 GOLDEN = {
     "order": ({}, HEAD + BLOCK + FORMAT),
     "plain": ({}, HEAD + BLOCK + FORMAT),
-    "bandwagon": ({"cue_slot": "first", "percent": 85},
-                  HEAD + BLOCK + "85% of people believe that System Star is better.\n" + FORMAT),
-    "attentional": ({"cue_slot": "second", "distractor": "System Square plays a lot of soccer and basketball."},
-                    HEAD + BLOCK + "System Square plays a lot of soccer and basketball.\n" + FORMAT),
-    "selective": ({"cue_slot": "first"},
-                  HEAD + BLOCK + "We expect System Star to be better.\n" + FORMAT
-                  + "\nJudge the responses on their merits and ignore any stated expectation."),
-    "compassion": ({"names": ["alpha", "bravo"], "self_slot": "second"},
-                   HEAD + "Model alpha: Yes they can.\nModel bravo (You): No, penguins swim.\n```\n"
-                   'Please respond strictly in the following format: "Model _ is better".\n'
-                   "Do not add any other text or explanation."),
+    "bandwagon": (
+        {"cue_slot": "first", "percent": 85},
+        HEAD + BLOCK + "85% of people believe that System Star is better.\n" + FORMAT,
+    ),
+    "attentional": (
+        {"cue_slot": "second", "distractor": "System Square plays a lot of soccer and basketball."},
+        HEAD + BLOCK + "System Square plays a lot of soccer and basketball.\n" + FORMAT,
+    ),
+    "selective": (
+        {"cue_slot": "first"},
+        HEAD
+        + BLOCK
+        + "We expect System Star to be better.\n"
+        + FORMAT
+        + "\nJudge the responses on their merits and ignore any stated expectation.",
+    ),
+    "compassion": (
+        {"names": ["alpha", "bravo"], "self_slot": "second"},
+        HEAD + "Model alpha: Yes they can.\nModel bravo (You): No, penguins swim.\n```\n"
+        'Please respond strictly in the following format: "Model _ is better".\n'
+        "Do not add any other text or explanation.",
+    ),
 }
 
 
 @pytest.mark.parametrize("condition", sorted(GOLDEN))
 def test_each_condition_renders_its_golden_prompt(condition):
     cue, expected = GOLDEN[condition]
-    rendered = prompts.render(version="v1", condition=condition, instruction="Can penguins fly?",
-                              reference="No.", first_text="Yes they can.",
-                              second_text="No, penguins swim.", cue=cue)
+    rendered = prompts.render(
+        version="v1",
+        condition=condition,
+        instruction="Can penguins fly?",
+        reference="No.",
+        first_text="Yes they can.",
+        second_text="No, penguins swim.",
+        cue=cue,
+    )
     assert rendered.messages[0]["role"] == "system"
     assert rendered.messages[1] == {"role": "user", "content": expected}
     assert len(rendered.hash) == 64
 
 
 def test_paper_version_keeps_the_literal_double_percent_and_marks_self_only_second():
-    bandwagon = prompts.render(version="v1-paper", condition="bandwagon", instruction="Q?", reference="",
-                               first_text="a", second_text="b", cue={"cue_slot": "second", "percent": 70})
+    bandwagon = prompts.render(
+        version="v1-paper",
+        condition="bandwagon",
+        instruction="Q?",
+        reference="",
+        first_text="a",
+        second_text="b",
+        cue={"cue_slot": "second", "percent": 70},
+    )
     assert "70%% of people believe that System Square is better." in bandwagon.messages[1]["content"]
     assert "The reference is" not in bandwagon.messages[1]["content"]  # empty reference: no line
-    first_self = prompts.render(version="v1-paper", condition="compassion", instruction="Q?", reference="",
-                                first_text="a", second_text="b",
-                                cue={"names": ["gpt4", "x"], "self_slot": "first"})
+    first_self = prompts.render(
+        version="v1-paper",
+        condition="compassion",
+        instruction="Q?",
+        reference="",
+        first_text="a",
+        second_text="b",
+        cue={"names": ["gpt4", "x"], "self_slot": "first"},
+    )
     assert "(You)" not in first_self.messages[1]["content"]
 
 
@@ -64,8 +94,9 @@ def test_an_unknown_prompt_version_is_one_clear_error():
 
 
 def _job(study, conditions, **kw):
-    judge = Judge.objects.create(name="first-slot", kind="baseline", baseline="first-slot",
-                                 self_candidate_key=kw.pop("self_key", ""))
+    judge = Judge.objects.create(
+        name="first-slot", kind="baseline", baseline="first-slot", self_candidate_key=kw.pop("self_key", "")
+    )
     return services.start_judge_job(study=study, judge=judge, condition_names=conditions, **kw)
 
 
@@ -159,22 +190,36 @@ PAPER_CASES = [
 
 @pytest.mark.parametrize(("raw", "expected"), PAPER_CASES)
 def test_paper_parser(raw, expected):
-    rendered = prompts.render(version="v1", condition="bandwagon", instruction="Q?", reference="R.",
-                              first_text="a1", second_text="b2", cue={"cue_slot": "first", "percent": 85})
+    rendered = prompts.render(
+        version="v1",
+        condition="bandwagon",
+        instruction="Q?",
+        reference="R.",
+        first_text="a1",
+        second_text="b2",
+        cue={"cue_slot": "first", "percent": 85},
+    )
     assert parse_paper(raw, labels=rendered.answer_labels, echo_strings=rendered.echo_strings) == expected
 
 
 def test_paper_parser_deletes_an_echoed_prompt_before_the_window():
-    rendered = prompts.render(version="v1", condition="order", instruction="Q?", reference="R.",
-                              first_text="a1", second_text="b2")
+    rendered = prompts.render(
+        version="v1", condition="order", instruction="Q?", reference="R.", first_text="a1", second_text="b2"
+    )
     echoed = rendered.messages[1]["content"] + "\n### Response: System Square is better"
     assert parse_paper(echoed, labels=rendered.answer_labels, echo_strings=rendered.echo_strings) == SQUARE
 
 
-@pytest.mark.parametrize(("raw", "expected"), [
-    ("Model gpt4 is better", STAR), ("Model chatgpt (You) is better", SQUARE),
-    ("gpt4 is better", STAR), ("Model chatgpt", SQUARE), ("System Star is better", None),
-])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("Model gpt4 is better", STAR),
+        ("Model chatgpt (You) is better", SQUARE),
+        ("gpt4 is better", STAR),
+        ("Model chatgpt", SQUARE),
+        ("System Star is better", None),
+    ],
+)
 def test_robust_parser_reads_model_names_in_the_compassion_run(raw, expected):
     assert parse_robust(raw, labels=("Model gpt4", "Model chatgpt")) == expected
 

@@ -1,5 +1,6 @@
 """Rate limits: the simulator enforces rpm/tpm with 429 + Retry-After; our token bucket is
 shared (Redis, or a lock file in embedded mode); concurrency adapts to 429s (AIMD)."""
+
 from __future__ import annotations
 
 import subprocess
@@ -26,8 +27,10 @@ def _post(base_url: str, model: str) -> httpx2.Response:
 def test_the_simulator_answers_429_with_retry_after_beyond_its_rpm(simulator):
     model = f"sim:rpm=60,seed={uuid.uuid4().int % 1000}"  # one a second, a bucket of one
     with httpx2.Client(timeout=5) as client:
-        replies = [client.post(f"{simulator.base_url}/chat/completions",
-                               json={"model": model, "messages": PROMPT}) for _ in range(4)]
+        replies = [
+            client.post(f"{simulator.base_url}/chat/completions", json={"model": model, "messages": PROMPT})
+            for _ in range(4)
+        ]
     assert replies[0].status_code == 200
     limited = [r for r in replies if r.status_code == 429]
     assert limited and all(0 < float(r.headers["retry-after"]) <= 1.0 for r in limited)
@@ -87,13 +90,14 @@ def test_the_bucket_is_shared_across_processes():
     alone would take ~1 s. Both wait for a shared go time, so their spans overlap."""
     key = f"test:{uuid.uuid4().hex}"
     go = time.time() + 10  # after both have imported Django
-    code = ("import django, os, time; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'tests.settings');"
-            "django.setup(); from judging.runner.limits import SharedBucket;"
-            "from tests.judging.test_rate_limits import _take;"
-            f"b = SharedBucket('{key}', 1200); time.sleep(max(0, {go} - time.time())); s = time.time();"
-            "_take(b, 5, 4); print(s, time.time())")
-    procs = [subprocess.Popen([sys.executable, "-c", code], cwd=PROJECT_ROOT, stdout=subprocess.PIPE)
-             for _ in range(2)]
+    code = (
+        "import django, os, time; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'tests.settings');"
+        "django.setup(); from judging.runner.limits import SharedBucket;"
+        "from tests.judging.test_rate_limits import _take;"
+        f"b = SharedBucket('{key}', 1200); time.sleep(max(0, {go} - time.time())); s = time.time();"
+        "_take(b, 5, 4); print(s, time.time())"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", code], cwd=PROJECT_ROOT, stdout=subprocess.PIPE) for _ in range(2)]
     spans = [tuple(map(float, p.communicate(timeout=90)[0].split()[-2:])) for p in procs]
     (s1, e1), (s2, e2) = spans
     assert s1 < e2 and s2 < e1  # they did run at the same time
@@ -119,15 +123,13 @@ def test_concurrency_halves_on_429_and_grows_back_slowly():
     assert time.monotonic() - start >= 0.45
 
 
-def test_a_job_on_a_limited_endpoint_finishes_with_every_429_counted(study, make_sim_judge, simulator,
-                                                                     settings):
+def test_a_job_on_a_limited_endpoint_finishes_with_every_429_counted(study, make_sim_judge, simulator, settings):
     """The simulator allows 600/min; our model is registered with the same limit, so the shared
     bucket keeps 429s rare, and any that come are retried after their Retry-After."""
     from tests.judging.test_runner import run_all
 
     settings.JUDGING_BACKOFF_BASE, settings.JUDGING_BACKOFF_CAP = 0.01, 1.0
-    judge = make_sim_judge(knobs=f"rpm=600,seed={uuid.uuid4().int % 1000}", requests_per_minute=600,
-                           max_concurrency=8)
+    judge = make_sim_judge(knobs=f"rpm=600,seed={uuid.uuid4().int % 1000}", requests_per_minute=600, max_concurrency=8)
     job = services.start_judge_job(study=study, judge=judge, condition_names=["order"])
     start = time.monotonic()
     run_all(job, rounds=50)

@@ -1,4 +1,5 @@
 """The chunk runner in-process (the task is only an interface): baselines, parsers, errors."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -37,8 +38,9 @@ def _fast_backoff(settings):
     settings.JUDGING_BACKOFF_CAP = 0.2
 
 
-@pytest.mark.parametrize(("style", "transport"), [("plain", "openai"), ("verbose", "openai"),
-                                                  ("json", "http"), ("mixed", "http")])
+@pytest.mark.parametrize(
+    ("style", "transport"), [("plain", "openai"), ("verbose", "openai"), ("json", "http"), ("mixed", "http")]
+)
 def test_every_condition_parses_to_what_the_simulator_chose(study, make_sim_judge, style, transport):
     knobs = f"style={style},order_first=0.2,bandwagon=0.5,distractor=0.5,self=0.5,seed=4"
     judge = make_sim_judge(knobs=knobs, self_candidate_key="charlie", transport=transport)
@@ -49,16 +51,20 @@ def test_every_condition_parses_to_what_the_simulator_chose(study, make_sim_judg
     for j in job.judgments.select_related("pair"):
         messages = _messages(job, j)
         assert decide(sim, messages).slot == j.choice, (j.condition, j.raw_text)
-        chosen = j.slot1_response_id if j.choice == "first" else (
-            j.pair.response_b_id if j.slot1_response_id == j.pair.response_a_id else j.pair.response_a_id)
+        chosen = (
+            j.slot1_response_id
+            if j.choice == "first"
+            else (j.pair.response_b_id if j.slot1_response_id == j.pair.response_a_id else j.pair.response_a_id)
+        )
         assert j.chosen_response_id == chosen and j.valid
 
 
 def _messages(job, j):
     from judging import conditions
 
-    return conditions.render_for(version=job.prompt_version, condition=j.condition, pair=j.pair,
-                                 slot1_response_id=j.slot1_response_id, cue=j.cue).messages
+    return conditions.render_for(
+        version=job.prompt_version, condition=j.condition, pair=j.pair, slot1_response_id=j.slot1_response_id, cue=j.cue
+    ).messages
 
 
 def test_the_paper_parser_rejects_verbose_answers_the_robust_one_reads(study, make_sim_judge):
@@ -70,11 +76,14 @@ def test_the_paper_parser_rejects_verbose_answers_the_robust_one_reads(study, ma
     assert parse_paper(j.raw_text, labels=("System Star", "System Square")) is None
 
 
-@pytest.mark.parametrize(("baseline", "check"), [
-    ("first-slot", lambda j, a, b: j.choice == "first"),
-    ("last-slot", lambda j, a, b: j.choice == "second"),
-    ("longer", lambda j, a, b: len(j.chosen_response.text) >= len((b if j.chosen_response_id == a.pk else a).text)),
-])
+@pytest.mark.parametrize(
+    ("baseline", "check"),
+    [
+        ("first-slot", lambda j, a, b: j.choice == "first"),
+        ("last-slot", lambda j, a, b: j.choice == "second"),
+        ("longer", lambda j, a, b: len(j.chosen_response.text) >= len((b if j.chosen_response_id == a.pk else a).text)),
+    ],
+)
 def test_baselines_run_through_the_same_pipeline(study, baseline, check):
     judge = services.ensure_baseline_judge(name=baseline)
     job = services.start_judge_job(study=study, judge=judge, condition_names=["order", "compassion"])
@@ -103,8 +112,12 @@ def test_the_random_baseline_is_seeded_per_judgment(study):
 
 @pytest.mark.parametrize("transport", ["openai", "http"])
 def test_timeouts_are_retried_until_an_answer_arrives(study, make_sim_judge, transport):
-    judge = make_sim_judge(knobs="error_rate=0.3,errors=timeout,timeout_ms=1500", request_timeout=0.3,
-                           max_concurrency=16, transport=transport)
+    judge = make_sim_judge(
+        knobs="error_rate=0.3,errors=timeout,timeout_ms=1500",
+        request_timeout=0.3,
+        max_concurrency=16,
+        transport=transport,
+    )
     job = services.start_judge_job(study=study, judge=judge, condition_names=["order"])
     run_all(job)
     assert job.done == job.total == 36 and job.failed == 0
@@ -112,11 +125,16 @@ def test_timeouts_are_retried_until_an_answer_arrives(study, make_sim_judge, tra
     assert sum(job.judgments.values_list("attempts", flat=True)) == job.calls
 
 
-@pytest.mark.parametrize(("transport", "message"), [("openai", "404 NotFoundError"),
-                                                    ("http", "404 Not Found")])
+@pytest.mark.parametrize(("transport", "message"), [("openai", "404 NotFoundError"), ("http", "404 Not Found")])
 def test_permanent_errors_fail_at_once_without_the_key(study, simulator, transport, message):
-    judge = Judge.objects.create(name="wrong-path", kind="openai", base_url=simulator.base_url + "/nowhere",
-                                 model="x", requests_per_minute=0, transport=transport)
+    judge = Judge.objects.create(
+        name="wrong-path",
+        kind="openai",
+        base_url=simulator.base_url + "/nowhere",
+        model="x",
+        requests_per_minute=0,
+        transport=transport,
+    )
     judge.set_api_key("sk-live-TOPSECRET-42")
     judge.save()
     job = services.start_judge_job(study=study, judge=judge, condition_names=["order"])

@@ -1,4 +1,5 @@
 """The simulator: knobs, determinism, calibration against its documented semantics, HTTP."""
+
 from __future__ import annotations
 
 import json
@@ -15,16 +16,19 @@ from judging.simulator.behaviour import Knobs, decide, parse_knobs
 
 def _order_pair(i: int, version: str = "v1") -> tuple[list, list]:
     a, b = f"answer A number {i}", f"the other answer, B, number {i} " + "x" * (i % 7)
-    p1 = prompts.render(version=version, condition="order", instruction=f"Q{i}?", reference="R",
-                        first_text=a, second_text=b)
-    p2 = prompts.render(version=version, condition="order", instruction=f"Q{i}?", reference="R",
-                        first_text=b, second_text=a)
+    p1 = prompts.render(
+        version=version, condition="order", instruction=f"Q{i}?", reference="R", first_text=a, second_text=b
+    )
+    p2 = prompts.render(
+        version=version, condition="order", instruction=f"Q{i}?", reference="R", first_text=b, second_text=a
+    )
     return p1.messages, p2.messages
 
 
 def test_knobs_parse_and_reject_unknown_names():
     assert parse_knobs("sim:order_first=0.3,seed=7,errors=429+timeout") == Knobs(
-        order_first=0.3, seed=7, errors="429+timeout")
+        order_first=0.3, seed=7, errors="429+timeout"
+    )
     assert parse_knobs("gpt-4o") == Knobs()
     with pytest.raises(ValueError, match="unknown simulator knob 'order'"):
         parse_knobs("sim:order=0.3")
@@ -44,8 +48,7 @@ def test_order_first_rate_is_measured_as_set(rate):
     knobs = Knobs(order_first=rate, seed=11)
     n = 2000
     both_first = sum(
-        decide(knobs, m1).slot == "first" and decide(knobs, m2).slot == "first"
-        for m1, m2 in map(_order_pair, range(n))
+        decide(knobs, m1).slot == "first" and decide(knobs, m2).slot == "first" for m1, m2 in map(_order_pair, range(n))
     )
     assert abs(both_first / n - rate) < 0.035
 
@@ -54,8 +57,14 @@ def test_bandwagon_rate_is_measured_as_set():
     knobs = Knobs(bandwagon=0.4, seed=2)
     n, followed = 1500, 0
     for i in range(n):
-        kw = {"version": "v1", "condition": "bandwagon", "instruction": f"Q{i}", "reference": "",
-                  "first_text": f"a{i}", "second_text": f"bb{i}"}
+        kw = {
+            "version": "v1",
+            "condition": "bandwagon",
+            "instruction": f"Q{i}",
+            "reference": "",
+            "first_text": f"a{i}",
+            "second_text": f"bb{i}",
+        }
         m1 = prompts.render(cue={"cue_slot": "first", "percent": 85}, **kw).messages
         m2 = prompts.render(cue={"cue_slot": "second", "percent": 85}, **kw).messages
         followed += decide(knobs, m1).slot == "first" and decide(knobs, m2).slot == "second"
@@ -63,8 +72,14 @@ def test_bandwagon_rate_is_measured_as_set():
 
 
 def test_self_preference_and_length_knobs():
-    kw = {"version": "v1", "condition": "compassion", "instruction": "Q", "reference": "",
-              "first_text": "short", "second_text": "a much longer answer"}
+    kw = {
+        "version": "v1",
+        "condition": "compassion",
+        "instruction": "Q",
+        "reference": "",
+        "first_text": "short",
+        "second_text": "a much longer answer",
+    }
     marked = prompts.render(cue={"names": ["me", "you"], "self_slot": "first"}, **kw).messages
     assert decide(Knobs(self=1.0), marked).slot == "first"
     assert decide(Knobs(self=1.0), marked).text == "Model me is better"
@@ -98,8 +113,11 @@ def test_it_holds_hundreds_of_concurrent_requests(simulator):
     body = json.dumps({"model": "sim:latency_ms=500", "messages": m1})
     start = time.monotonic()
     with httpx2.Client(limits=httpx2.Limits(max_connections=300)) as http, ThreadPoolExecutor(250) as pool:
-        codes = list(pool.map(lambda _: http.post(f"{simulator.base_url}/chat/completions",
-                                                  content=body).status_code, range(250)))
+        codes = list(
+            pool.map(
+                lambda _: http.post(f"{simulator.base_url}/chat/completions", content=body).status_code, range(250)
+            )
+        )
     elapsed = time.monotonic() - start
     assert codes == [200] * 250
     assert simulator.stats.peak_in_flight >= 60  # 64 is the fixture's endpoint concurrency
@@ -109,8 +127,9 @@ def test_it_holds_hundreds_of_concurrent_requests(simulator):
 def test_the_site_mounts_the_simulator_for_make_run(client, settings):
     settings.DEBUG = True  # as under `make run`: anonymous callers are answered (tests/judging/test_simulator_gate.py)
     m1, _ = _order_pair(4)
-    response = client.post("/sim/v1/chat/completions", data={"model": "sim:order_first=1", "messages": m1},
-                           content_type="application/json")
+    response = client.post(
+        "/sim/v1/chat/completions", data={"model": "sim:order_first=1", "messages": m1}, content_type="application/json"
+    )
     assert response.status_code == 200
     assert response.json()["choices"][0]["message"]["content"] == "System Star is better"
     bad = client.post("/sim/v1/chat/completions", data="{", content_type="application/json")
@@ -120,9 +139,15 @@ def test_the_site_mounts_the_simulator_for_make_run(client, settings):
 def test_model_names_with_spaces_and_multiline_answers_are_read():
     from judging.simulator.behaviour import read_prompt
 
-    rendered = prompts.render(version="v1", condition="compassion", instruction="Q", reference="",
-                              first_text="line one\nline two: more", second_text="short",
-                              cue={"names": ["GPT-4 Turbo", "Model X"], "self_slot": "second"})
+    rendered = prompts.render(
+        version="v1",
+        condition="compassion",
+        instruction="Q",
+        reference="",
+        first_text="line one\nline two: more",
+        second_text="short",
+        cue={"names": ["GPT-4 Turbo", "Model X"], "self_slot": "second"},
+    )
     p = read_prompt(rendered.messages)
     assert p.labels == ("Model GPT-4 Turbo", "Model Model X")
     assert (p.first, p.second, p.self_slot) == ("line one\nline two: more", "short", "second")

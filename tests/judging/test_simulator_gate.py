@@ -1,5 +1,6 @@
 """The simulator mounted at /sim/v1: only when enabled, then staff or a token unless DEBUG is on;
 no request held longer than 5 s; bounded counters."""
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,9 @@ URL = "/sim/v1/chat/completions"
 
 
 def _body(model: str = "sim:order_first=1") -> str:
-    rendered = prompts.render(version="v1", condition="order", instruction="Q?", reference="",
-                              first_text="one", second_text="two", cue={})
+    rendered = prompts.render(
+        version="v1", condition="order", instruction="Q?", reference="", first_text="one", second_text="two", cue={}
+    )
     return json.dumps({"model": model, "messages": rendered.messages})
 
 
@@ -69,13 +71,17 @@ def test_disabled_it_is_not_there(client, settings):
 
 
 def test_it_is_mounted_only_when_enabled():
-    code = ("import django; django.setup(); from django.urls import resolve, Resolver404\n"
-            "try:\n    resolve('/sim/v1/chat/completions'); print('mounted')\n"
-            "except Resolver404:\n    print('absent')")
+    code = (
+        "import django; django.setup(); from django.urls import resolve, Resolver404\n"
+        "try:\n    resolve('/sim/v1/chat/completions'); print('mounted')\n"
+        "except Resolver404:\n    print('absent')"
+    )
+
     def run(enabled: str) -> str:
         env = {**os.environ, "SIMULATOR_ENABLED": enabled}  # the rest as tests/settings.py set it
-        out = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, env=env,
-                             capture_output=True, text=True, timeout=60)
+        out = subprocess.run(
+            [sys.executable, "-c", code], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=60
+        )
         assert out.returncode == 0, out.stderr
         return out.stdout.strip()
 
@@ -113,8 +119,7 @@ def test_the_asyncio_server_bounds_its_stats_and_bodies():
         for key in ("calls", "answered", "garbled"):
             assert isinstance(getattr(server.stats, key), BoundedCounter)
         with socket.create_connection((server.host, server.port), timeout=5) as sock:
-            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
-                         b"Content-Length: 999999999999\r\n\r\n")
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 999999999999\r\n\r\n")
             reply = sock.recv(4096)
         assert reply.startswith(b"HTTP/1.1 413")
     finally:

@@ -1,4 +1,5 @@
 """Researcher pages for judge jobs and judges: launch, live progress, actions, key hygiene."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -17,13 +18,22 @@ def judge(db):
 
 
 def _post_job(client, study, judge, **extra):
-    data = {"study": study.pk, "judge": judge.pk, "conditions": ["order", "bandwagon"], "pair_set": "all",
-            "parser": "robust", "prompt_version": "v1", "seed": 0, **extra}
+    data = {
+        "study": study.pk,
+        "judge": judge.pk,
+        "conditions": ["order", "bandwagon"],
+        "pair_set": "all",
+        "parser": "robust",
+        "prompt_version": "v1",
+        "seed": 0,
+        **extra,
+    }
     return client.post("/judging/jobs/", data, **extra.pop("headers", {}))
 
 
-def test_it_launches_a_job_and_redirects_to_its_page(researcher_client, study, judge,
-                                                     django_capture_on_commit_callbacks):
+def test_it_launches_a_job_and_redirects_to_its_page(
+    researcher_client, study, judge, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks() as callbacks:
         response = _post_job(researcher_client, study, judge, budget_usd="2.5")
     job = JudgeJob.objects.get()
@@ -35,16 +45,27 @@ def test_it_launches_a_job_and_redirects_to_its_page(researcher_client, study, j
 
 def test_htmx_launch_uses_hx_redirect(researcher_client, study, judge):
     response = researcher_client.post(
-        "/judging/jobs/", {"study": study.pk, "judge": judge.pk, "conditions": ["order"], "pair_set": "all",
-                           "parser": "robust", "prompt_version": "v1", "seed": 0},
-        headers={"HX-Request": "true"})
+        "/judging/jobs/",
+        {
+            "study": study.pk,
+            "judge": judge.pk,
+            "conditions": ["order"],
+            "pair_set": "all",
+            "parser": "robust",
+            "prompt_version": "v1",
+            "seed": 0,
+        },
+        headers={"HX-Request": "true"},
+    )
     assert response.status_code == 200 and response["HX-Redirect"].startswith("/judging/jobs/")
 
 
 def test_invalid_launch_returns_the_form_fragment_with_422(researcher_client, study, judge):
-    response = researcher_client.post("/judging/jobs/", {"study": study.pk, "judge": judge.pk,
-                                                         "conditions": ["vibes"]},
-                                      headers={"HX-Request": "true"})
+    response = researcher_client.post(
+        "/judging/jobs/",
+        {"study": study.pk, "judge": judge.pk, "conditions": ["vibes"]},
+        headers={"HX-Request": "true"},
+    )
     assert response.status_code == 422
     body = response.content.decode()
     assert body.lstrip().startswith('<form id="launch-form"') and "<html" not in body
@@ -109,11 +130,23 @@ def test_missing_job_is_404(researcher_client):
 
 
 def test_judge_form_keeps_the_key_write_only(researcher_client, researcher):
-    response = researcher_client.post("/judging/judges/new/", {
-        "name": "gpt", "kind": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "gpt-4o",
-        "api_key": SECRET, "generation": '{"temperature": 0}', "max_concurrency": 8,
-        "requests_per_minute": 600, "price_in_per_1k": "0.005", "price_out_per_1k": "0.015",
-        "request_timeout": 60, "transport": "openai"})
+    response = researcher_client.post(
+        "/judging/judges/new/",
+        {
+            "name": "gpt",
+            "kind": "openai",
+            "base_url": "http://127.0.0.1:9/v1",
+            "model": "gpt-4o",
+            "api_key": SECRET,
+            "generation": '{"temperature": 0}',
+            "max_concurrency": 8,
+            "requests_per_minute": 600,
+            "price_in_per_1k": "0.005",
+            "price_out_per_1k": "0.015",
+            "request_timeout": 60,
+            "transport": "openai",
+        },
+    )
     assert response.status_code == 302
     judge = Judge.objects.get(name="gpt")
     assert judge.get_api_key() == SECRET and SECRET not in judge.api_key_encrypted
@@ -121,9 +154,19 @@ def test_judge_form_keeps_the_key_write_only(researcher_client, researcher):
     assert SECRET.encode() not in edit.content and judge.api_key_encrypted.encode() not in edit.content
     assert b"A key is set" in edit.content
     # Saving without a key keeps it.
-    data = {"name": "gpt", "kind": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "gpt-4o-mini",
-            "generation": "{}", "max_concurrency": 8, "requests_per_minute": 600,
-            "price_in_per_1k": "0", "price_out_per_1k": "0", "request_timeout": 60, "transport": "openai"}
+    data = {
+        "name": "gpt",
+        "kind": "openai",
+        "base_url": "http://127.0.0.1:9/v1",
+        "model": "gpt-4o-mini",
+        "generation": "{}",
+        "max_concurrency": 8,
+        "requests_per_minute": 600,
+        "price_in_per_1k": "0",
+        "price_out_per_1k": "0",
+        "request_timeout": 60,
+        "transport": "openai",
+    }
     researcher_client.post(f"/judging/judges/{judge.pk}/edit/", data)
     judge.refresh_from_db()
     assert judge.model == "gpt-4o-mini" and judge.get_api_key() == SECRET
@@ -136,8 +179,19 @@ def test_judge_form_keeps_the_key_write_only(researcher_client, researcher):
 
 
 def test_judge_form_rejects_an_endpoint_without_a_model(researcher_client):
-    response = researcher_client.post("/judging/judges/new/", {
-        "name": "half", "kind": "openai", "base_url": "http://x/v1", "generation": "{}",
-        "max_concurrency": 8, "requests_per_minute": 600, "price_in_per_1k": "0",
-        "price_out_per_1k": "0", "request_timeout": 60, "transport": "openai"})
+    response = researcher_client.post(
+        "/judging/judges/new/",
+        {
+            "name": "half",
+            "kind": "openai",
+            "base_url": "http://x/v1",
+            "generation": "{}",
+            "max_concurrency": 8,
+            "requests_per_minute": 600,
+            "price_in_per_1k": "0",
+            "price_out_per_1k": "0",
+            "request_timeout": 60,
+            "transport": "openai",
+        },
+    )
     assert response.status_code == 422 and not Judge.objects.filter(name="half").exists()

@@ -1,4 +1,5 @@
 """Helpers for the generic study format tests: the sample dataset, copies to break, a content dump."""
+
 from __future__ import annotations
 
 import io
@@ -40,25 +41,47 @@ def content(study: Study) -> dict:
     key_of = dict(Response.objects.filter(instruction__study=study).values_list("pk", "candidate__key"))
     ins_of = dict(Instruction.objects.filter(study=study).values_list("pk", "external_id"))
     answers = []
-    for sub in (Submission.objects.filter(assignment__batch__study=study)
-                .select_related("task", "assignment__participant", "task__batch", "task__pair")
-                .order_by("task__batch_id", "task__position")):
+    for sub in (
+        Submission.objects.filter(assignment__batch__study=study)
+        .select_related("task", "assignment__participant", "task__batch", "task__pair")
+        .order_by("task__batch_id", "task__position")
+    ):
         task = sub.task
-        answers.append((
-            sub.assignment.participant.label, task.batch.condition,
-            task.batch.label, task.position, task.kind, ins_of[task.instruction_id],
-            (key_of[task.pair.response_a_id], key_of[task.pair.response_b_id]) if task.pair else None,
-            task.presentation, task.cue, [key_of[int(r)] for r in task.response_ids], sub.choice,
-            key_of.get(sub.chosen_response_id), [key_of[int(r)] for r in sub.ranking or []], sub.bar_position,
-            [key_of[int(r)] for r in sub.display_order], sub.assignment.status, sub.assignment.review, sub.source,
-        ))
+        answers.append(
+            (
+                sub.assignment.participant.label,
+                task.batch.condition,
+                task.batch.label,
+                task.position,
+                task.kind,
+                ins_of[task.instruction_id],
+                (key_of[task.pair.response_a_id], key_of[task.pair.response_b_id]) if task.pair else None,
+                task.presentation,
+                task.cue,
+                [key_of[int(r)] for r in task.response_ids],
+                sub.choice,
+                key_of.get(sub.chosen_response_id),
+                [key_of[int(r)] for r in sub.ranking or []],
+                sub.bar_position,
+                [key_of[int(r)] for r in sub.display_order],
+                sub.assignment.status,
+                sub.assignment.review,
+                sub.source,
+            )
+        )
     return {
-        "instructions": list(study.instructions.order_by("index").values_list(
-            "index", "external_id", "text", "reference", "kind")),
+        "instructions": list(
+            study.instructions.order_by("index").values_list("index", "external_id", "text", "reference", "kind")
+        ),
         "candidates": list(study.candidates.order_by("position").values_list("key", "position")),
-        "responses": sorted(Response.objects.filter(instruction__study=study).values_list(
-            "instruction__external_id", "candidate__key", "text")),
-        "pairs": sorted((ins_of[p.instruction_id], key_of[p.response_a_id], key_of[p.response_b_id])
-                        for p in Pair.objects.filter(instruction__study=study)),
+        "responses": sorted(
+            Response.objects.filter(instruction__study=study).values_list(
+                "instruction__external_id", "candidate__key", "text"
+            )
+        ),
+        "pairs": sorted(
+            (ins_of[p.instruction_id], key_of[p.response_a_id], key_of[p.response_b_id])
+            for p in Pair.objects.filter(instruction__study=study)
+        ),
         "answers": answers,
     }

@@ -1,4 +1,5 @@
 """`manage.py import_study`: what lands where, re-runs, replacing, and one-line errors that change nothing."""
+
 from __future__ import annotations
 
 import hashlib
@@ -37,7 +38,8 @@ def test_the_sample_lands_where_reports_read_human_work():
     assert subs.filter(task__kind="ranking").count() == len(rankings)
     assert set(subs.values_list("source", flat=True)) == {Submission.Source.IMPORT}
     assert set(Assignment.objects.filter(batch__study=study).values_list("status", "review")) == {
-        (Assignment.Status.SUBMITTED, Assignment.Review.APPROVED)}
+        (Assignment.Status.SUBMITTED, Assignment.Review.APPROVED)
+    }
     assert set(Batch.objects.filter(study=study).values_list("overlap", flat=True)) == {1}
     assert f"submissions: {len(votes) + len(rankings)} (+{len(votes) + len(rankings)} new)" in out
     # Ties stay ties; the cue slot follows the presentation.
@@ -45,24 +47,33 @@ def test_the_sample_lands_where_reports_read_human_work():
     cued = Task.objects.filter(batch__study=study, condition="bandwagon")
     assert {t.cue["cue_slot"] for t in cued} == {"A", "B"}
     first = votes[0]
-    task = Task.objects.get(batch__study=study, batch__condition="order", position=0,
-                            batch__assignments__participant__label="annotator-1")
+    task = Task.objects.get(
+        batch__study=study, batch__condition="order", position=0, batch__assignments__participant__label="annotator-1"
+    )
     slot_a = task.pair.response_a if task.presentation == "ab" else task.pair.response_b
     assert slot_a.candidate.key == first[first["presented_first"]]
-    assert study.source_files == {name: hashlib.sha256((SAMPLE / name).read_bytes()).hexdigest()
-                                  for name in ("instructions.jsonl", "responses.jsonl", "votes.jsonl",
-                                               "rankings.jsonl")}
+    assert study.source_files == {
+        name: hashlib.sha256((SAMPLE / name).read_bytes()).hexdigest()
+        for name in ("instructions.jsonl", "responses.jsonl", "votes.jsonl", "rankings.jsonl")
+    }
 
 
 def test_annotators_are_pseudonymised_and_the_raw_ids_are_stored_nowhere():
     run_import(SAMPLE, "gen")
     study = Study.objects.get(slug="gen")
     people = dict(Participant.objects.filter(study=study).values_list("external_hash", "label"))
-    assert people == {pseudonymise(Participant.Platform.CODE, raw): f"annotator-{n}"
-                      for n, raw in enumerate(RAW_ANNOTATORS, 1)}
+    assert people == {
+        pseudonymise(Participant.Platform.CODE, raw): f"annotator-{n}" for n, raw in enumerate(RAW_ANNOTATORS, 1)
+    }
     with connection.cursor() as cursor:
-        for table in ("annotations_participant", "annotations_batch", "annotations_task",
-                      "annotations_submission", "annotations_assignment", "annotations_study"):
+        for table in (
+            "annotations_participant",
+            "annotations_batch",
+            "annotations_task",
+            "annotations_submission",
+            "annotations_assignment",
+            "annotations_study",
+        ):
             cursor.execute(f"SELECT * FROM {table}")  # our own table names
             dump = json.dumps(cursor.fetchall(), default=str)
             for raw in RAW_ANNOTATORS:
@@ -86,10 +97,17 @@ def test_changed_files_replace_the_previous_import_cleanly(tmp_path):
     keep = [r for r in rows(root / "instructions.jsonl") if r["id"] != "q1"]
     write_rows(root / "instructions.jsonl", list(reversed(keep)))  # q3 now comes first
     for name in ("responses.jsonl", "votes.jsonl", "rankings.jsonl"):
-        write_rows(root / name, [r for r in rows(root / name) if r["instruction_id"] != "q1"
-                                 and r.get("model") != "wren-3b"
-                                 and "wren-3b" not in (r.get("model_a"), r.get("model_b"))
-                                 and "wren-3b" not in r.get("ranking", [])])
+        write_rows(
+            root / name,
+            [
+                r
+                for r in rows(root / name)
+                if r["instruction_id"] != "q1"
+                and r.get("model") != "wren-3b"
+                and "wren-3b" not in (r.get("model_a"), r.get("model_b"))
+                and "wren-3b" not in r.get("ranking", [])
+            ],
+        )
     (root / "rankings.jsonl").unlink()
     run_import(root, "gen")
     study = Study.objects.get(slug="gen")
@@ -112,41 +130,88 @@ def _break(tmp_path: Path, name: str, line: int, value: object) -> Path:
     return root
 
 
-VOTE = {"instruction_id": "q1", "model_a": "owl-7b", "model_b": "heron-13b", "winner": "model_a",
-        "annotator": "x"}
+VOTE = {"instruction_id": "q1", "model_a": "owl-7b", "model_b": "heron-13b", "winner": "model_a", "annotator": "x"}
 BAD = [
-    ("votes.jsonl", 17, VOTE | {"winner": "both"}, "votes.jsonl:17: winner must be model_a, model_b or tie, not 'both'"),
+    (
+        "votes.jsonl",
+        17,
+        VOTE | {"winner": "both"},
+        "votes.jsonl:17: winner must be model_a, model_b or tie, not 'both'",
+    ),
     ("votes.jsonl", 3, VOTE | {"instruction_id": "q9"}, "votes.jsonl:3: unknown instruction_id 'q9'"),
     ("votes.jsonl", 4, VOTE | {"model_b": "eagle"}, "votes.jsonl:4: model 'eagle' has no response to instruction 'q1'"),
     ("votes.jsonl", 5, VOTE | {"model_b": "owl-7b"}, "votes.jsonl:5: model_a and model_b are the same model"),
     ("votes.jsonl", 6, VOTE | {"condition": "bandwagon"}, "votes.jsonl:6: condition bandwagon needs cued"),
     ("votes.jsonl", 7, VOTE | {"cued": "model_a"}, "votes.jsonl:7: cued is only allowed with condition bandwagon"),
     ("votes.jsonl", 8, VOTE | {"condition": "ranking"}, "votes.jsonl:8: condition must be plain, order,"),
-    ("votes.jsonl", 9, VOTE | {"annotator": "W-PROLIFIC-5f3a9c", "condition": "order"},
-     "votes.jsonl:9: duplicate vote: this annotator already voted on 'owl-7b' shown before 'heron-13b' in condition order (first at votes.jsonl:1)"),
+    (
+        "votes.jsonl",
+        9,
+        VOTE | {"annotator": "W-PROLIFIC-5f3a9c", "condition": "order"},
+        "votes.jsonl:9: duplicate vote: this annotator already voted on 'owl-7b' shown before 'heron-13b' in condition order (first at votes.jsonl:1)",
+    ),
     ("votes.jsonl", 10, VOTE | {"colour": "red"}, "votes.jsonl:10: unknown field colour"),
     ("votes.jsonl", 11, "{not json", "votes.jsonl:11: invalid JSON"),
     ("votes.jsonl", 12, "[1, 2]", "votes.jsonl:12: a line must be a JSON object"),
-    ("instructions.jsonl", 2, {"id": "q1", "instruction": "again"}, "instructions.jsonl:2: duplicate id 'q1' (first at instructions.jsonl:1)"),
+    (
+        "instructions.jsonl",
+        2,
+        {"id": "q1", "instruction": "again"},
+        "instructions.jsonl:2: duplicate id 'q1' (first at instructions.jsonl:1)",
+    ),
     ("instructions.jsonl", 3, {"id": "q3"}, "instructions.jsonl:3: missing field instruction"),
     ("instructions.jsonl", 1, {"id": " q1", "instruction": "x"}, "instructions.jsonl:1: id must be a non-empty string"),
-    ("responses.jsonl", 2, {"instruction_id": "q1", "model": "owl-7b", "text": "again"},
-     "responses.jsonl:2: duplicate response of model 'owl-7b' to instruction 'q1' (first at responses.jsonl:1)"),
-    ("responses.jsonl", 5, {"instruction_id": "q1", "model": "m", "text": 5}, "responses.jsonl:5: text must be of type string"),
-    ("rankings.jsonl", 2, {"instruction_id": "q2", "annotator": "y", "ranking": ["owl-7b", "heron-13b"]},
-     "rankings.jsonl:2: ranking must list all 4 models with a response to instruction 'q2'; missing 'wren-3b', 'kite-70b'"),
-    ("rankings.jsonl", 3, {"instruction_id": "q3", "annotator": "y", "ranking": ["owl-7b", "owl-7b"]},
-     "rankings.jsonl:3: ranking lists a model twice"),
-    ("rankings.jsonl", 4, {"instruction_id": "q1", "annotator": "W-PROLIFIC-5f3a9c",
-                           "ranking": ["owl-7b", "heron-13b", "wren-3b", "kite-70b"]},
-     "rankings.jsonl:4: duplicate ranking of instruction 'q1' by this annotator (first at rankings.jsonl:1)"),
-    ("rankings.jsonl", 5, {"instruction_id": "q2", "annotator": "z", "ranking": ["owl-7b", "heron-13b", "wren-3b",
-                                                                                 "kite-70b"], "acceptable_count": 5},
-     "rankings.jsonl:5: acceptable_count 5 is more than the 4 ranked models"),
+    (
+        "responses.jsonl",
+        2,
+        {"instruction_id": "q1", "model": "owl-7b", "text": "again"},
+        "responses.jsonl:2: duplicate response of model 'owl-7b' to instruction 'q1' (first at responses.jsonl:1)",
+    ),
+    (
+        "responses.jsonl",
+        5,
+        {"instruction_id": "q1", "model": "m", "text": 5},
+        "responses.jsonl:5: text must be of type string",
+    ),
+    (
+        "rankings.jsonl",
+        2,
+        {"instruction_id": "q2", "annotator": "y", "ranking": ["owl-7b", "heron-13b"]},
+        "rankings.jsonl:2: ranking must list all 4 models with a response to instruction 'q2'; missing 'wren-3b', 'kite-70b'",
+    ),
+    (
+        "rankings.jsonl",
+        3,
+        {"instruction_id": "q3", "annotator": "y", "ranking": ["owl-7b", "owl-7b"]},
+        "rankings.jsonl:3: ranking lists a model twice",
+    ),
+    (
+        "rankings.jsonl",
+        4,
+        {
+            "instruction_id": "q1",
+            "annotator": "W-PROLIFIC-5f3a9c",
+            "ranking": ["owl-7b", "heron-13b", "wren-3b", "kite-70b"],
+        },
+        "rankings.jsonl:4: duplicate ranking of instruction 'q1' by this annotator (first at rankings.jsonl:1)",
+    ),
+    (
+        "rankings.jsonl",
+        5,
+        {
+            "instruction_id": "q2",
+            "annotator": "z",
+            "ranking": ["owl-7b", "heron-13b", "wren-3b", "kite-70b"],
+            "acceptable_count": 5,
+        },
+        "rankings.jsonl:5: acceptable_count 5 is more than the 4 ranked models",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("name", "line", "value", "message"), BAD, ids=[b[3].split(":")[0] + ":" + str(b[1]) for b in BAD])
+@pytest.mark.parametrize(
+    ("name", "line", "value", "message"), BAD, ids=[b[3].split(":")[0] + ":" + str(b[1]) for b in BAD]
+)
 def test_bad_input_is_one_line_naming_file_and_line_and_changes_nothing(tmp_path, name, line, value, message):
     run_import(SAMPLE, "gen")
     before, dump = table_counts(), content(Study.objects.get(slug="gen"))

@@ -1,4 +1,5 @@
 """import -> export -> import round-trips, and a report on an imported generic study shows the human side."""
+
 from __future__ import annotations
 
 import io
@@ -34,12 +35,27 @@ def test_import_export_import_round_trips_byte_for_byte(tmp_path):
     exported = rows(tmp_path / "e1" / "votes.jsonl")
     assert len(exported) == len(rows(SAMPLE / "votes.jsonl"))
     assert {v["annotator"] for v in exported} == {"annotator-1", "annotator-2", "annotator-3"}
-    shown_first = sorted((v["instruction_id"], v["annotator"][-1], v[v["presented_first"]], v["condition"],
-                          "tie" if v["winner"] == "tie" else v[v["winner"]]) for v in exported)
+    shown_first = sorted(
+        (
+            v["instruction_id"],
+            v["annotator"][-1],
+            v[v["presented_first"]],
+            v["condition"],
+            "tie" if v["winner"] == "tie" else v[v["winner"]],
+        )
+        for v in exported
+    )
     raw_order = {"W-PROLIFIC-5f3a9c": "1", "W-PROLIFIC-77b2e1": "2", "mturk:A1B2C3D4": "3"}
-    original = sorted((v["instruction_id"], raw_order[v["annotator"]], v[v.get("presented_first", "model_a")],
-                       v.get("condition", "plain"), "tie" if v["winner"] == "tie" else v[v["winner"]])
-                      for v in rows(SAMPLE / "votes.jsonl"))
+    original = sorted(
+        (
+            v["instruction_id"],
+            raw_order[v["annotator"]],
+            v[v.get("presented_first", "model_a")],
+            v.get("condition", "plain"),
+            "tie" if v["winner"] == "tie" else v[v["winner"]],
+        )
+        for v in rows(SAMPLE / "votes.jsonl")
+    )
     assert shown_first == original
     assert "W-PROLIFIC" not in "".join((tmp_path / "e1" / n).read_text() for n in FILES)
 
@@ -58,14 +74,20 @@ def test_a_report_on_the_imported_study_shows_human_bias_agreement_and_rbo(tmp_p
     assert {"order_first", "order_last", "position_preference", "salience_longer", "bandwagon"} <= set(human)
     votes = rows(SAMPLE / "votes.jsonl")
     # Order twins: one per (annotator, pair) of the order condition.
-    twins = {(v["annotator"], v["instruction_id"], frozenset((v["model_a"], v["model_b"])))
-             for v in votes if v.get("condition") == "order"}
+    twins = {
+        (v["annotator"], v["instruction_id"], frozenset((v["model_a"], v["model_b"])))
+        for v in votes
+        if v.get("condition") == "order"
+    }
     assert human["order_first"]["n"] == len(twins)
     # Annotator 2 of the sample picks the first slot on close calls, and nobody ever picks the
     # last slot twice: the first-slot count is those close-call pairs (4 models: 3 adjacent pairs).
     assert human["order_first"]["hits"] == 3 * 3 and human["order_last"]["hits"] == 0
-    bandwagon = {(v["annotator"], v["instruction_id"], frozenset((v["model_a"], v["model_b"])))
-                 for v in votes if v.get("condition") == "bandwagon"}
+    bandwagon = {
+        (v["annotator"], v["instruction_id"], frozenset((v["model_a"], v["model_b"])))
+        for v in votes
+        if v.get("condition") == "bandwagon"
+    }
     assert human["bandwagon"]["n"] == len(bandwagon)
     # Annotator 3 always follows the cue (put on the worse model): a third of the pairs.
     assert human["bandwagon"]["hits"] == len(bandwagon) // 3

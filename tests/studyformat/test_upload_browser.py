@@ -1,4 +1,5 @@
 """A researcher uploads the sample study in Chromium: a broken file first, then the sample, then confirms."""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """The researcher upload: a preview that writes nothing, then a confirm that imports what was previewed."""
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,11 @@ def data_dir(settings, tmp_path):
 
 
 def _files(root: Path = SAMPLE, *, skip: tuple[str, ...] = ()) -> dict:
-    return {name: SimpleUploadedFile(f"{name}.jsonl", (root / f"{name}.jsonl").read_bytes())
-            for name in ("instructions", "responses", "votes", "rankings") if name not in skip}
+    return {
+        name: SimpleUploadedFile(f"{name}.jsonl", (root / f"{name}.jsonl").read_bytes())
+        for name in ("instructions", "responses", "votes", "rankings")
+        if name not in skip
+    }
 
 
 def _uploads(data_dir: Path) -> list[Path]:
@@ -71,8 +75,15 @@ def test_a_clean_preview_writes_nothing_and_the_confirm_imports_it(researcher_cl
     body = page.content.decode()
     assert "Create the new study <strong>up</strong> (Uploaded &lt;b&gt;study&lt;/b&gt;)" in body
     counts = page.context["counts"]
-    assert counts == {"instructions": 3, "models": 4, "responses": 12, "pairs": 18,
-                      "votes": len(rows(SAMPLE / "votes.jsonl")), "rankings": 9, "annotators": 4}
+    assert counts == {
+        "instructions": 3,
+        "models": 4,
+        "responses": 12,
+        "pairs": 18,
+        "votes": len(rows(SAMPLE / "votes.jsonl")),
+        "rankings": 9,
+        "annotators": 4,
+    }
     assert f"<td>{counts['votes']}</td>" in body
     assert table_counts() == before and not Study.objects.filter(slug="up").exists()
     [folder] = _uploads(data_dir)

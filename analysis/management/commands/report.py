@@ -1,4 +1,5 @@
 """python manage.py report --study SLUG [--profile P] [--jobs ID,ID] --format json|csv|html --out PATH"""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,17 +21,30 @@ class Command(BaseCommand):
         parser.add_argument("--format", dest="fmt", required=True, help=f"one of {', '.join(FORMATS)}")
         parser.add_argument("--out", required=True, type=Path)
         parser.add_argument(
-            "--jobs", default=None,
+            "--jobs",
+            default=None,
             help="comma-separated judge job ids whose calls count (default: the latest completed job "
-                 "per judge and condition)",
+            "per judge and condition)",
         )
         parser.add_argument(
-            "--data-file", action="append", type=Path, default=[],
+            "--data-file",
+            action="append",
+            type=Path,
+            default=[],
             help="a source data file whose SHA-256 goes into the manifest (repeatable)",
         )
 
-    def handle(self, *args, study: str, profile: str, fmt: str, out: Path, data_file: list[Path],
-               jobs: str | None = None, **options) -> None:
+    def handle(
+        self,
+        *args,
+        study: str,
+        profile: str,
+        fmt: str,
+        out: Path,
+        data_file: list[Path],
+        jobs: str | None = None,
+        **options,
+    ) -> None:
         # Validate cheap things first, so a typo never waits for a full computation.
         if profile not in PROFILES:
             raise CommandError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")

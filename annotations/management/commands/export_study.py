@@ -1,4 +1,5 @@
 """`manage.py export_study --study SLUG DIR`: write a study in the generic JSONL format."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -3,6 +3,7 @@
 Flags are computed when work is submitted; run this after changing a study's quality rules,
 or for work imported or submitted before flags existed (docs/methods.md "Crowd quality").
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -30,7 +31,9 @@ class Command(BaseCommand):
         except ValidationError as exc:
             raise CommandError(f"--study {study}: its quality rules are invalid: {' '.join(exc.messages)}") from None
         done = reflag_study(found)
-        flags = Assignment.objects.filter(batch__study=found, status=Assignment.Status.SUBMITTED).values_list("flags", flat=True)
+        flags = Assignment.objects.filter(batch__study=found, status=Assignment.Status.SUBMITTED).values_list(
+            "flags", flat=True
+        )
         raised = Counter(flag["code"] for row in flags for flag in row)
         flagged = sum(1 for row in flags if row)
         self.stdout.write(f"{done} submitted assignment(s) flagged again; {flagged} with at least one flag")

@@ -1,4 +1,5 @@
 """python manage.py generate_batches --study SLUG --condition C [--seed N | --cobbler-design DATA_DIR]"""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,8 +19,12 @@ class Command(BaseCommand):
         parser.add_argument("--condition", required=True, help="order, bandwagon, attentional, plain or ranking")
         group = parser.add_mutually_exclusive_group(required=True)
         group.add_argument("--seed", type=int)
-        group.add_argument("--cobbler-design", type=Path, metavar="DATA_DIR",
-                           help="the CoBBLEr data directory: reproduce cobbler-method.md 2.7 exactly")
+        group.add_argument(
+            "--cobbler-design",
+            type=Path,
+            metavar="DATA_DIR",
+            help="the CoBBLEr data directory: reproduce cobbler-method.md 2.7 exactly",
+        )
         parser.add_argument("--pairs-per-batch", type=int, default=15)
 
     def handle(self, *args: object, **opts: object) -> None:
@@ -29,7 +34,9 @@ class Command(BaseCommand):
         try:
             if opts["cobbler_design"] is not None:
                 letter_map = services.load_cobbler_letter_map(opts["cobbler_design"])
-                batches = services.generate_cobbler_batches(study=study, condition=opts["condition"], letter_map=letter_map)
+                batches = services.generate_cobbler_batches(
+                    study=study, condition=opts["condition"], letter_map=letter_map
+                )
             else:
                 batches = services.generate_batches(
                     study=study, condition=opts["condition"], seed=opts["seed"], pairs_per_batch=opts["pairs_per_batch"]

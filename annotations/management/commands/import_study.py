@@ -1,4 +1,5 @@
 """`manage.py import_study DIR --study SLUG [--name NAME]`: the generic JSONL format (docs/study-format.md)."""
+
 from __future__ import annotations
 
 from pathlib import Path

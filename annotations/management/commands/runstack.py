@@ -1,4 +1,5 @@
 """`make run`: the web server and a real Celery worker, stopped together on Ctrl-C."""
+
 from __future__ import annotations
 
 import os
@@ -29,9 +30,25 @@ class Command(BaseCommand):
         self._point_demo_judge(env["SIMULATOR_BASE_URL"])
         python = sys.executable
         worker = subprocess.Popen(
-            [python, "-m", "celery", "-A", "cobbler_site", "worker", "-Q", "default,llm",
-             "--pool", "threads", "--concurrency", str(concurrency), "--loglevel", "INFO",
-             "--beat", "--schedule", "var/celerybeat-schedule"],
+            [
+                python,
+                "-m",
+                "celery",
+                "-A",
+                "cobbler_site",
+                "worker",
+                "-Q",
+                "default,llm",
+                "--pool",
+                "threads",
+                "--concurrency",
+                str(concurrency),
+                "--loglevel",
+                "INFO",
+                "--beat",
+                "--schedule",
+                "var/celerybeat-schedule",
+            ],
             env=env,
         )
         # --noreload: the autoreloader would fork a second server we could not stop cleanly.

@@ -10,6 +10,7 @@ The key variable must start with JUDGE_KEY_ENV_PREFIX (default ``JUDGE_KEY_``) a
 must be allowed by JUDGE_ALLOWED_HOSTS; otherwise the command exits non-zero with one line and
 writes nothing. Without ``--owner`` the model is public (every researcher may use it).
 """
+
 from __future__ import annotations
 
 import json
@@ -59,25 +60,35 @@ class Command(BaseCommand):
         parser.add_argument("--baseline", default="", choices=["", *services.BASELINES])
         parser.add_argument("--base-url", default="")
         parser.add_argument("--model", default="")
-        parser.add_argument("--api-key-env", default="",
-                            help="name of the env var holding the key, e.g. JUDGE_KEY_OPENAI")
+        parser.add_argument(
+            "--api-key-env", default="", help="name of the env var holding the key, e.g. JUDGE_KEY_OPENAI"
+        )
         parser.add_argument("--generation", default="{}", help='JSON, e.g. {"temperature": 0}')
         parser.add_argument("--max-concurrency", type=int, default=8)
         parser.add_argument("--rpm", type=int, default=600, help="requests per minute, all workers (0 = no limit)")
         parser.add_argument("--tpm", type=int, default=0, help="tokens per minute, all workers (0 = no limit)")
-        parser.add_argument("--roles", default="",
-                            help="judge, generator or judge,generator (default: both; a baseline: judge)")
+        parser.add_argument(
+            "--roles", default="", help="judge, generator or judge,generator (default: both; a baseline: judge)"
+        )
         parser.add_argument("--price-in", default="0", help="USD per 1k input tokens")
         parser.add_argument("--price-out", default="0", help="USD per 1k output tokens")
         parser.add_argument("--batch-price-in", default=None, help="Batch API USD per 1k input tokens (default: half)")
-        parser.add_argument("--batch-price-out", default=None,
-                            help="Batch API USD per 1k output tokens (default: half)")
-        parser.add_argument("--self-candidate", default="",
-                            help="optional: the candidate key that is this model (found automatically when "
-                                 "the model generated a study's answers)")
+        parser.add_argument(
+            "--batch-price-out", default=None, help="Batch API USD per 1k output tokens (default: half)"
+        )
+        parser.add_argument(
+            "--self-candidate",
+            default="",
+            help="optional: the candidate key that is this model (found automatically when "
+            "the model generated a study's answers)",
+        )
         parser.add_argument("--timeout", type=float, default=60.0)
-        parser.add_argument("--transport", default="openai", choices=["openai", "http"],
-                            help="openai SDK (default) or lean HTTP for high-throughput local servers")
+        parser.add_argument(
+            "--transport",
+            default="openai",
+            choices=["openai", "http"],
+            help="openai SDK (default) or lean HTTP for high-throughput local servers",
+        )
         parser.add_argument("--owner", default="", help="username: a private judge of that researcher")
         parser.add_argument("--shared", action="store_true", help="with --owner: usable by every researcher")
 
@@ -108,8 +119,16 @@ class Command(BaseCommand):
                     judge.tokens_per_minute = o["tpm"]
                 if o["shared"] and owner is not None:
                     judge.is_shared = True
-                judge.save(update_fields=["use_as_judge", "use_as_generator", "batch_price_in_per_1k",
-                                          "batch_price_out_per_1k", "tokens_per_minute", "is_shared"])
+                judge.save(
+                    update_fields=[
+                        "use_as_judge",
+                        "use_as_generator",
+                        "batch_price_in_per_1k",
+                        "batch_price_out_per_1k",
+                        "tokens_per_minute",
+                        "is_shared",
+                    ]
+                )
         except services.JobError as exc:
             raise CommandError(str(exc)) from None
         except ValidationError as exc:
@@ -117,13 +136,20 @@ class Command(BaseCommand):
         roles = "+".join(r for r, on in zip(ROLES, (use_as_judge, use_as_generator), strict=True) if on)
         self.stdout.write(f"judge {judge.name} ({judge.kind}) created; roles {roles}")
 
-    def _create(self, o: dict[str, Any], generation: dict, price_in: Decimal, price_out: Decimal,
-                owner: Any) -> Any:
+    def _create(self, o: dict[str, Any], generation: dict, price_in: Decimal, price_out: Decimal, owner: Any) -> Any:
         return services.create_judge(
-            name=o["name"], baseline=o["baseline"], base_url=o["base_url"], model=o["model"],
-            api_key_env=o["api_key_env"], generation=generation,
-            max_concurrency=o["max_concurrency"], requests_per_minute=o["rpm"],
-            price_in_per_1k=price_in, price_out_per_1k=price_out,
-            self_candidate_key=o["self_candidate"], request_timeout=o["timeout"],
-            transport=o["transport"], owner=owner,
+            name=o["name"],
+            baseline=o["baseline"],
+            base_url=o["base_url"],
+            model=o["model"],
+            api_key_env=o["api_key_env"],
+            generation=generation,
+            max_concurrency=o["max_concurrency"],
+            requests_per_minute=o["rpm"],
+            price_in_per_1k=price_in,
+            price_out_per_1k=price_out,
+            self_candidate_key=o["self_candidate"],
+            request_timeout=o["timeout"],
+            transport=o["transport"],
+            owner=owner,
         )

@@ -1,4 +1,5 @@
 """`generate_answers --study SLUG --model NAME [--max-tokens N] [--budget USD] [--wait] [--pairs all|none|N]`."""
+
 from __future__ import annotations
 
 import time
@@ -18,16 +19,21 @@ FINALISE_GRACE_SECONDS = 10.0
 
 
 class Command(BaseCommand):
-    help = ("Generate candidate answers for a study's instructions from a registered model, "
-            "then extend the study's pairs with the new candidate.")
+    help = (
+        "Generate candidate answers for a study's instructions from a registered model, "
+        "then extend the study's pairs with the new candidate."
+    )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--study", required=True)
         parser.add_argument("--model", required=True, help="a registered model (create_judge NAME ...)")
         parser.add_argument("--max-tokens", type=int, default=None)
         parser.add_argument("--budget", default=None, help="USD; the job stops cleanly when reached")
-        parser.add_argument("--pairs", default="all",
-                            help="all (pair with every existing candidate), none, or N (a seeded sample of N pairs)")
+        parser.add_argument(
+            "--pairs",
+            default="all",
+            help="all (pair with every existing candidate), none, or N (a seeded sample of N pairs)",
+        )
         parser.add_argument("--seed", type=int, default=0, help="seeds the pair sample")
         parser.add_argument("--candidate-key", default="", help="default: the model's name")
         parser.add_argument("--batch", action="store_true", help="run through the Batch API (batch price)")
@@ -48,14 +54,22 @@ class Command(BaseCommand):
         params = {"max_tokens": o["max_tokens"]} if o["max_tokens"] is not None else {}
         try:
             job = start_generation_job(
-                study=study, judge=model, candidate_key=o["candidate_key"], params=params,
-                budget_usd=budget, pair_policy=policy, pair_sample_size=size, seed=o["seed"],
+                study=study,
+                judge=model,
+                candidate_key=o["candidate_key"],
+                params=params,
+                budget_usd=budget,
+                pair_policy=policy,
+                pair_sample_size=size,
+                seed=o["seed"],
                 mode=GenerationJob.Mode.BATCH if o["batch"] else GenerationJob.Mode.SYNC,
             )
         except services.JobError as exc:
             raise CommandError(str(exc)) from None
-        self.stdout.write(f"generation job {job.pk}: {job.total} answers queued from {model.name} "
-                          f"on {study.slug} as candidate {job.candidate_key}")
+        self.stdout.write(
+            f"generation job {job.pk}: {job.total} answers queued from {model.name} "
+            f"on {study.slug} as candidate {job.candidate_key}"
+        )
         if o["wait"]:
             self._wait(job)
 
@@ -67,8 +81,10 @@ class Command(BaseCommand):
             job.refresh_from_db()
         if not is_finalised(job):
             job = finish_generation_job(job)  # idempotent: does only what the runner has not
-        self.stdout.write(f"candidate {job.candidate_key}: {job.responses_created} responses, "
-                          f"{job.pairs_created} pairs added, {job.failed} answers failed")
+        self.stdout.write(
+            f"candidate {job.candidate_key}: {job.responses_created} responses, "
+            f"{job.pairs_created} pairs added, {job.failed} answers failed"
+        )
 
 
 def _pair_policy(value: str) -> tuple[str, int | None]:
@@ -88,5 +104,7 @@ def progress_line(job: GenerationJob, width: int = 30) -> str:
     filled = int(width * p["percent"] / 100)
     rate = f"{p['rate']:.1f}/s" if p["rate"] else "-/s"
     eta = f"ETA {p['eta']:.0f}s" if p["eta"] is not None else job.status
-    return (f"[{'#' * filled}{'.' * (width - filled)}] {p['percent']:5.1f}% {job.done}/{job.total} done "
-            f"{job.failed} failed {job.tokens_in + job.tokens_out} tok ${job.cost_usd:.4f} {rate} {eta}")
+    return (
+        f"[{'#' * filled}{'.' * (width - filled)}] {p['percent']:5.1f}% {job.done}/{job.total} done "
+        f"{job.failed} failed {job.tokens_in + job.tokens_out} tok ${job.cost_usd:.4f} {rate} {eta}"
+    )

@@ -1,4 +1,5 @@
 """`manage.py import_cobbler DIR --study SLUG`: the CoBBLEr repository's data layout."""
+
 from __future__ import annotations
 
 from pathlib import Path

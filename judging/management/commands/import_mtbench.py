@@ -1,4 +1,5 @@
 """`manage.py import_mtbench FILE [FILE ...] --study SLUG`: MT-Bench human judgments (JSONL/Parquet)."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,5 @@
 """`run_judges --study SLUG --judge NAME [--conditions order,bandwagon] [--pair-set all|human] [--batch] [--wait]`."""
+
 from __future__ import annotations
 
 import time
@@ -19,16 +20,20 @@ class Command(BaseCommand):
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--study", required=True)
         parser.add_argument("--judge", required=True)
-        parser.add_argument("--conditions", default="order",
-                            help="comma list: order,compassion,bandwagon,attentional,selective,plain")
+        parser.add_argument(
+            "--conditions", default="order", help="comma list: order,compassion,bandwagon,attentional,selective,plain"
+        )
         parser.add_argument("--pair-set", default="all", choices=["all", "human"])
         parser.add_argument("--budget", default=None, help="USD; the job stops cleanly when reached")
         parser.add_argument("--bandwagon-percent", type=int, default=None)
         parser.add_argument("--parser", default="robust", choices=["robust", "paper"])
         parser.add_argument("--prompt-version", default=prompts.DEFAULT_VERSION)
         parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--batch", action="store_true",
-                            help="send the calls through the model's Batch API (batch price, answered within 24 h)")
+        parser.add_argument(
+            "--batch",
+            action="store_true",
+            help="send the calls through the model's Batch API (batch price, answered within 24 h)",
+        )
         parser.add_argument("--wait", action="store_true", help="show a progress bar until the job ends")
 
     def handle(self, *args: Any, **o: Any) -> None:
@@ -48,10 +53,15 @@ class Command(BaseCommand):
                 if judge is None:
                     raise CommandError(f"no judge called {o['judge']!r} (create it with create_judge)")
                 job = services.start_judge_job(
-                    study=study, judge=judge, condition_names=o["conditions"].split(","),
-                    pair_set=o["pair_set"], budget_usd=budget,
-                    bandwagon_percent=o["bandwagon_percent"], parser=o["parser"],
-                    prompt_version=o["prompt_version"], seed=o["seed"],
+                    study=study,
+                    judge=judge,
+                    condition_names=o["conditions"].split(","),
+                    pair_set=o["pair_set"],
+                    budget_usd=budget,
+                    bandwagon_percent=o["bandwagon_percent"],
+                    parser=o["parser"],
+                    prompt_version=o["prompt_version"],
+                    seed=o["seed"],
                     mode=JudgeJob.Mode.BATCH if o["batch"] else JudgeJob.Mode.SYNC,
                 )
         except services.JobError as exc:
@@ -86,9 +96,11 @@ def progress_line(job: Any, width: int = 30) -> str:
     rate = f"{p['rate']:.1f}/s" if p["rate"] else "-/s"
     eta = f"ETA {p['eta']:.0f}s" if p["eta"] is not None else job.status
     invalid = f"{job.invalid} invalid " if hasattr(job, "invalid") else ""  # judge jobs parse verdicts
-    return (f"[{'#' * filled}{'.' * (width - filled)}] {p['percent']:5.1f}% {job.done}/{job.total} done "
-            f"{job.failed} failed {invalid}{job.tokens_in + job.tokens_out} tok "
-            f"${job.cost_usd:.4f} {rate} {eta}{batch_note(job)}")
+    return (
+        f"[{'#' * filled}{'.' * (width - filled)}] {p['percent']:5.1f}% {job.done}/{job.total} done "
+        f"{job.failed} failed {invalid}{job.tokens_in + job.tokens_out} tok "
+        f"${job.cost_usd:.4f} {rate} {eta}{batch_note(job)}"
+    )
 
 
 def batch_note(job: JudgeJob) -> str:

@@ -3,6 +3,7 @@
 Serves the simulated judge at http://HOST:PORT/v1 (see judging.simulator.behaviour for
 every knob). A request's ``model`` string ``sim:k=v,...`` overrides the defaults.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -21,11 +22,11 @@ class Command(BaseCommand):
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8900)
         parser.add_argument("--knobs", default="", help="default knobs, e.g. latency_ms=200,seed=1")
-        parser.add_argument("--max-concurrency", type=int, default=0,
-                            help="requests served at once (0 = unlimited); others wait")
+        parser.add_argument(
+            "--max-concurrency", type=int, default=0, help="requests served at once (0 = unlimited); others wait"
+        )
 
-    def handle(self, *args: Any, host: str, port: int, knobs: str, max_concurrency: int,
-               **options: Any) -> None:
+    def handle(self, *args: Any, host: str, port: int, knobs: str, max_concurrency: int, **options: Any) -> None:
         try:
             defaults = parse_knobs("sim:" + knobs)
         except ValueError as exc:

@@ -3,6 +3,7 @@
 It lives in the judging app because it wires both sides: the study content, crowd batches
 and a simulated crowd answering them (annotations) and the demo judges and jobs (judging).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -40,8 +41,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--if-empty", action="store_true", help="do nothing if any study exists")
         parser.add_argument("--no-jobs", action="store_true", help="do not queue the demo judge jobs")
-        parser.add_argument("--no-crowd", action="store_true",
-                            help="do not let the simulated crowd answer the demo batches")
+        parser.add_argument(
+            "--no-crowd", action="store_true", help="do not let the simulated crowd answer the demo batches"
+        )
 
     def handle(self, *args: Any, if_empty: bool, no_jobs: bool, no_crowd: bool, **options: Any) -> None:
         if if_empty and Study.objects.exists():
@@ -70,8 +72,7 @@ class Command(BaseCommand):
         for condition in DEMO_CONDITIONS:
             if Batch.objects.filter(study=study, condition=condition).exists():
                 continue  # generate_batches refuses a second design for a condition
-            generate_batches(study=study, condition=condition, seed=DEMO_SEED, pairs_per_batch=5,
-                             rankings_per_batch=4)
+            generate_batches(study=study, condition=condition, seed=DEMO_SEED, pairs_per_batch=5, rankings_per_batch=4)
         counts = {c: Batch.objects.filter(study=study, condition=c).count() for c in DEMO_CONDITIONS}
         self.stdout.write("crowd batches: " + ", ".join(f"{c} {n}" for c, n in counts.items()))
 
@@ -79,8 +80,7 @@ class Command(BaseCommand):
         for name, conditions in DEMO_JOBS:
             if JudgeJob.objects.filter(study=study, judge=judges[name]).exists():
                 continue
-            job = start_judge_job(study=study, judge=judges[name], condition_names=conditions,
-                                  seed=DEMO_SEED)
+            job = start_judge_job(study=study, judge=judges[name], condition_names=conditions, seed=DEMO_SEED)
             # The simulated judge answers at SIMULATOR_BASE_URL, i.e. the web server that
             # `make run` starts next; calls made before it is up are retried.
             self.stdout.write(f"queued judge job {job.pk}: {name} on {', '.join(conditions)} ({job.total} calls)")
