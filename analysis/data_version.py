@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import date
 
 from django.db.models import Count, Max, Q, Sum
 
@@ -102,5 +103,5 @@ def changes_since(old: dict | None, new: dict) -> dict[str, int]:
     }
 
 
-def _iso(value: object) -> str | None:
+def _iso(value: date | None) -> str | None:
     return value.isoformat() if value is not None else None

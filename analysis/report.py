@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import cast
 
 from django.utils import timezone
 
@@ -68,7 +69,7 @@ def _build(*, study: Study, chosen: Profile, progress: Progress | None, counts: 
     step("paper", 0.8)
     report["paper"] = paper.build(study=study, profile=chosen) if chosen.name == "cobbler-paper" else {}
     step("done", 1.0)
-    return _without_non_finite(report)
+    return cast(dict, _without_non_finite(report))  # a dict stays a dict
 
 
 def _without_non_finite(value: object) -> object:

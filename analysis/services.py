@@ -10,6 +10,7 @@ from pathlib import Path
 
 from django.db import IntegrityError, transaction
 
+from analysis import enqueue
 from analysis.data_version import changes_since, data_counts, data_version, version_of
 from analysis.exporters import FORMATS, export, render_figures, validate
 from analysis.exporters.methods import build_manifest
@@ -75,9 +76,7 @@ def start_report_run(*, study: Study, profile: str, user=None) -> ReportRun:
     except IntegrityError:
         # Lost the race to a concurrent request: join the run it created.
         return ReportRun.objects.active().get(study=study, profile=profile)
-    from analysis.tasks import build_report_run as build_report_run_task
-
-    build_report_run_task.delay_on_commit(run.pk)
+    enqueue.report_run(run.pk)
     return run
 
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import cast
 
 from django.db.models import Count, Q
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
@@ -16,18 +17,19 @@ from analysis.profiles import PROFILES
 from analysis.services import staleness, start_report_run
 from annotations.models import Assignment, Study, Submission
 from cobbler_site.access import Audience, allow
+from cobbler_site.htmx import HtmxHttpRequest
 from judging.models import JudgeJob
 
 # Only a poll (the element that polls has this id) is told to stop with 286.
 POLLER_ID = "report-body"
 
 
-def _get_study(request: HttpRequest, slug: str) -> Study:
+def _get_study(request: HtmxHttpRequest, slug: str) -> Study:
     # Another researcher's private study is a 404: its existence is not revealed.
     return get_object_or_404(Study.objects.manageable_by(request.user), slug=slug)
 
 
-def _profile(request: HttpRequest) -> str:
+def _profile(request: HtmxHttpRequest) -> str:
     profile = (request.POST if request.method == "POST" else request.GET).get("profile", "default")
     if profile not in PROFILES:
         raise Http404("unknown profile")
@@ -36,7 +38,7 @@ def _profile(request: HttpRequest) -> str:
 
 @allow(Audience.RESEARCHER)
 @require_GET
-def dashboard(request: HttpRequest) -> HttpResponse:
+def dashboard(request: HtmxHttpRequest) -> HttpResponse:
     studies = list(Study.objects.manageable_by(request.user).order_by("-created_at"))
     progress: dict[int, list] = defaultdict(list)
     approved = Q(assignment__review=Assignment.Review.APPROVED)
@@ -64,7 +66,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     return render(request, "analysis/dashboard.html", {"rows": rows})
 
 
-def _report_page(request: HttpRequest, study: Study, profile: str, status: int = 200) -> HttpResponse:
+def _report_page(request: HtmxHttpRequest, study: Study, profile: str, status: int = 200) -> HttpResponse:
     active = ReportRun.objects.active().filter(study=study, profile=profile).first()
     run = ReportRun.objects.latest_done(study=study, profile=profile)
     failed = ReportRun.objects.filter(study=study, profile=profile).order_by("-created_at").first()
@@ -80,7 +82,8 @@ def _report_page(request: HttpRequest, study: Study, profile: str, status: int =
         # A few aggregate queries: is there newer data than the report read?
         "stale": staleness(run=run) if run else None,
         "failed": failed if failed is not None and failed.status == ReportRun.Status.FAILED else None,
-        **(report_context(run.result, run.figures, links=links) if run else {}),
+        # cast: a finished run always stores its result
+        **(report_context(cast(dict, run.result), run.figures, links=links) if run else {}),
     }
     template = "analysis/report.html"
     if request.htmx:
@@ -92,7 +95,7 @@ def _report_page(request: HttpRequest, study: Study, profile: str, status: int =
 
 @allow(Audience.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def report(request: HttpRequest, slug: str) -> HttpResponse:
+def report(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     study = _get_study(request, slug)
     profile = _profile(request)
     if request.method == "POST":
@@ -104,7 +107,7 @@ def report(request: HttpRequest, slug: str) -> HttpResponse:
 
 @allow(Audience.RESEARCHER)
 @require_GET
-def report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
+def report_download(request: HtmxHttpRequest, slug: str, fmt: str) -> HttpResponse:
     study = _get_study(request, slug)
     profile = _profile(request)
     if fmt not in FORMATS:
@@ -114,6 +117,6 @@ def report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
         raise Http404("no finished report for this profile yet")
     # Rendering a stored report is cheap (the figures were drawn by the worker).
     content_type, extension = FORMATS[fmt]
-    response = HttpResponse(export(run.result, fmt, figures=run.figures), content_type=content_type)
+    response = HttpResponse(export(cast(dict, run.result), fmt, figures=run.figures), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-{profile}.{extension}"'
     return response

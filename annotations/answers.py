@@ -17,8 +17,10 @@ from django.conf import settings
 from django.core import signing
 from django.core.exceptions import ValidationError
 
+from annotations.vocabulary import CrowdChoice
+
 BAR = "bar"  # the posted value of the "acceptable above this line" bar
-TIE = "T"  # the posted (and stored) choice "no preference", where the study allows ties
+TIE = CrowdChoice.TIE  # the posted (and stored) choice "no preference", where the study allows ties
 # Long enough for a few sentences of reasons, short enough that a paste of the answer
 # text itself (or of anything else) is refused rather than stored.
 RATIONALE_MAX_CHARS = 2000
@@ -88,11 +90,11 @@ def parse_choice(raw: str, *, slots: tuple[int, int], allow_tie: bool = False) -
         return Answer(display_order=list(slots), choice=TIE, chosen_response_id=None)
     if raw == TIE:
         raise ValidationError("This study has no 'no preference' option: choose System A or System B.")
-    if raw not in ("A", "B"):
+    if raw not in (CrowdChoice.A, CrowdChoice.B):
         raise ValidationError(
             "Choose System A, System B or No preference." if allow_tie else "Choose System A or System B."
         )
-    chosen = slots[0] if raw == "A" else slots[1]
+    chosen = slots[0] if raw == CrowdChoice.A else slots[1]
     return Answer(display_order=list(slots), choice=raw, chosen_response_id=chosen)
 
 

@@ -20,8 +20,7 @@ from pathlib import Path
 from annotations.importers.base import BadInput
 from annotations.importers.generic_settings import settings_row
 from annotations.models import Assignment, Condition, Instruction, Pair, Response, Study, Submission
-
-CUED = ("bandwagon", "attentional")
+from annotations.vocabulary import CROWD_CUED, CrowdChoice, Presentation
 
 
 def _line(row: dict) -> str:
@@ -112,20 +111,20 @@ def export_study(*, study: Study, out: Path) -> dict[str, int]:
                 | ({"acceptable_count": bar} if bar is not None else {})
             )
             continue
-        if condition == Condition.RANKING or choice not in ("A", "B", "T"):
+        if condition == Condition.RANKING or choice not in (CrowdChoice.A, CrowdChoice.B, CrowdChoice.TIE):
             continue
-        first, second = (resp_a, resp_b) if presentation == "ab" else (resp_b, resp_a)
+        first, second = (resp_a, resp_b) if presentation == Presentation.AB else (resp_b, resp_a)
         vote = {
             "instruction_id": ids[instruction],
             "model_a": key_of[first],
             "model_b": key_of[second],
-            "winner": {"A": "model_a", "B": "model_b", "T": "tie"}[choice],
+            "winner": {CrowdChoice.A: "model_a", CrowdChoice.B: "model_b", CrowdChoice.TIE: "tie"}[choice],
             "annotator": annotator,
             "condition": condition,
             "presented_first": "model_a",
         }
-        if condition in CUED and isinstance(cue, dict) and cue.get("cue_slot") in ("A", "B"):
-            vote["cued"] = "model_a" if cue["cue_slot"] == "A" else "model_b"
+        if condition in CROWD_CUED and isinstance(cue, dict) and cue.get("cue_slot") in (CrowdChoice.A, CrowdChoice.B):
+            vote["cued"] = "model_a" if cue["cue_slot"] == CrowdChoice.A else "model_b"
         votes.append(vote)
     settings = settings_row(study)
     for name, rows_ in (

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any, cast
 
 from django import forms
 from django.db.models import QuerySet
@@ -17,7 +18,10 @@ from annotations.surveys import validate_surveys
 # More checks than this and a batch is mostly checks, not data.
 MAX_CHECK_RATE = 0.5
 
-GENERATABLE = [(c, Condition(c).label) for c in ("order", "bandwagon", "attentional", "plain", "ranking")]
+GENERATABLE = [
+    (c.value, c.label)
+    for c in (Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL, Condition.PLAIN, Condition.RANKING)
+]
 
 
 class StudyCreateForm(forms.Form):
@@ -33,9 +37,9 @@ class StudyCreateForm(forms.Form):
     bandwagon_percent = forms.IntegerField(min_value=0, max_value=100, initial=85)
     lease_minutes = forms.IntegerField(min_value=1, max_value=24 * 60, initial=90)
 
-    def __init__(self, *args: object, sources: QuerySet[Study], **kwargs: object) -> None:
+    def __init__(self, *args: Any, sources: QuerySet[Study], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["from_study"].queryset = sources
+        cast(forms.ModelChoiceField, self.fields["from_study"]).queryset = sources
 
     def service_kwargs(self) -> dict:
         return dict(self.cleaned_data)
@@ -67,7 +71,7 @@ class GenerateBatchesForm(forms.Form):
 class JSONTextField(forms.CharField):
     """A JSON object typed into a textarea; the validator passed in checks its shape."""
 
-    def __init__(self, *, validate_json: Callable[[object], dict], **kwargs: object) -> None:
+    def __init__(self, *, validate_json: Callable[[object], dict], **kwargs: Any) -> None:
         kwargs.setdefault("widget", forms.Textarea(attrs={"rows": 5, "spellcheck": "false", "class": "mono"}))
         super().__init__(required=False, strip=True, **kwargs)
         self.validate_json = validate_json
@@ -144,9 +148,9 @@ class ReviewDecisionForm(forms.Form):
 class BulkReviewForm(ReviewDecisionForm):
     assignment = forms.TypedMultipleChoiceField(coerce=int, choices=(), required=False)
 
-    def __init__(self, *args: object, assignment_ids: list[int], **kwargs: object) -> None:
+    def __init__(self, *args: Any, assignment_ids: list[int], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["assignment"].choices = [(pk, pk) for pk in assignment_ids]
+        cast(forms.ChoiceField, self.fields["assignment"]).choices = [(pk, pk) for pk in assignment_ids]
 
 
 class ReviewFilterForm(forms.Form):
@@ -156,9 +160,9 @@ class ReviewFilterForm(forms.Form):
     flag = forms.ChoiceField(required=False, label="Quality flag")
     sort = forms.ChoiceField(choices=list(REVIEW_SORTS.items()), required=False, label="Sort")
 
-    def __init__(self, *args: object, flags: list[tuple[str, str]], **kwargs: object) -> None:
+    def __init__(self, *args: Any, flags: list[tuple[str, str]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["flag"].choices = [
+        cast(forms.ChoiceField, self.fields["flag"]).choices = [
             ("", "Any or none"),
             (ANY_FLAG, "Flagged (any flag)"),
             (NO_FLAG, "Not flagged"),

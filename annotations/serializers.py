@@ -60,7 +60,8 @@ class BatchProgressSerializer(serializers.Serializer):
     batch = serializers.IntegerField(source="batch.pk")
     condition = serializers.CharField(source="batch.condition")
     index = serializers.IntegerField(source="batch.index")
-    label = serializers.CharField(source="batch.label")
+    # A field named "label" shadows Field.label in the stubs only; DRF keeps declared fields apart.
+    label = serializers.CharField(source="batch.label")  # type: ignore[assignment]
     tasks = serializers.IntegerField()
     target = serializers.IntegerField()
     active = serializers.IntegerField()

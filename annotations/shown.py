@@ -6,6 +6,7 @@ Texts only, never the task's role: a check task must look like any other task on
 from __future__ import annotations
 
 from annotations.models import Condition, Study, Task
+from annotations.vocabulary import CrowdChoice
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -32,7 +33,7 @@ def check_texts(task: Task, text_a: str, text_b: str) -> tuple[str, str, str]:
     text in place of one slot's answer.
     """
     expects = task.expects if isinstance(task.expects, dict) else {}
-    texts = {"A": text_a, "B": text_b}
+    texts = {CrowdChoice.A: text_a, CrowdChoice.B: text_b}
     note = str(expects.get("text", "")) if task.role == Task.Role.INSTRUCTED else ""
     broken = expects.get("broken_slot")
     if task.role == Task.Role.CATCH and broken in texts and expects.get("broken_text"):

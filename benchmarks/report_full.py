@@ -195,7 +195,7 @@ def main() -> None:
         results["runs"].append(run)
         print(run)
     cobbler = ROOT.parent / "shared" / "datasets" / "cobbler"
-    if (ROOT / "judging" / "management" / "commands" / "import_cobbler.py").exists() and cobbler.exists():
+    if (ROOT / "cobbler_site" / "management" / "commands" / "import_cobbler.py").exists() and cobbler.exists():
         from annotations.models import Study
 
         t0 = time.perf_counter()

@@ -19,12 +19,13 @@ import functools
 import hmac
 from collections.abc import Callable
 from enum import StrEnum
+from typing import Any, cast
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponseBase, JsonResponse
 from rest_framework.permissions import BasePermission
 
 
@@ -71,7 +72,7 @@ def simulator_caller_allowed(request: HttpRequest) -> bool:
     return bool(found and is_researcher(found.user))
 
 
-def allow(audience: Audience) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+def allow(audience: Audience) -> Callable[[Callable[..., HttpResponseBase]], Callable[..., HttpResponseBase]]:
     """Declare (and enforce) who may call a function view.
 
     RESEARCHER pages send anonymous visitors to the login page and answer 403 to a
@@ -80,9 +81,9 @@ def allow(audience: Audience) -> Callable[[Callable[..., HttpResponse]], Callabl
     here (worker views identify the worker from the signed cookie themselves).
     """
 
-    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    def decorate(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
         @functools.wraps(view)
-        def wrapper(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             if audience == Audience.SIMULATOR and not simulator_caller_allowed(request):
                 response = JsonResponse(
                     {"error": {"message": "the simulator needs a staff login or a token when DEBUG is off"}},
@@ -134,4 +135,4 @@ def audience_of(callback: Callable[..., object]) -> Audience | None:
     audiences = {getattr(c, "audience", None) for c in classes}
     if len(audiences) != 1 or None in audiences:
         return None
-    return Audience(audiences.pop())
+    return Audience(cast(str, audiences.pop()))  # one audience, and not None (checked above)

@@ -44,8 +44,9 @@ class SafeExceptionReporterFilter(_DjangoFilter):
 class SafeExceptionReporter(ExceptionReporter):
     """Scrubs the rendered report too: a repr or an exception message can hold a URL."""
 
-    def get_traceback_html(self) -> str:
+    # A plain str on purpose: the scrubbed text is not re-marked safe (django-stubs says SafeString).
+    def get_traceback_html(self) -> str:  # type: ignore[override]
         return scrub_url_credentials(str(super().get_traceback_html()))
 
-    def get_traceback_text(self) -> str:
+    def get_traceback_text(self) -> str:  # type: ignore[override]  # as above
         return scrub_url_credentials(str(super().get_traceback_text()))

@@ -18,10 +18,11 @@ import logging
 import math
 import time
 from collections.abc import Callable
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.cache import cache
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.template.loader import render_to_string
 from rest_framework.throttling import SimpleRateThrottle, UserRateThrottle
 
@@ -115,9 +116,9 @@ def limit(scope: str, rate_setting: str, *, methods: tuple[str, ...] | None = No
     ``methods`` limits the count to those methods (e.g. only POSTs of a login form).
     """
 
-    def decorator(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    def decorator(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
         @functools.wraps(view)
-        def wrapper(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             if methods is None or request.method in methods:
                 wait = hit(scope, client_ip(request), getattr(settings, rate_setting, None))
                 if wait is not None:
@@ -137,7 +138,7 @@ class _HitThrottle(SimpleRateThrottle):
         raise NotImplementedError
 
     def allow_request(self, request, view) -> bool:
-        self._wait = hit(self.scope, self.identity(request), self.rate)
+        self._wait = hit(cast(str, self.scope), self.identity(request), self.rate)  # every subclass sets it
         return self._wait is None
 
     def wait(self) -> float | None:

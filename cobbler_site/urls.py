@@ -8,7 +8,9 @@ from cobbler_site import throttle, views
 from cobbler_site.access import Audience, allow
 
 # Brute-force limit on the admin login (per client IP, POSTs only; cobbler_site.throttle).
-admin.site.login = throttle.limit("admin-login", "THROTTLE_LOGIN", methods=("POST",))(admin.site.login)
+admin.site.login = throttle.limit("admin-login", "THROTTLE_LOGIN", methods=("POST",))(  # type: ignore[method-assign]
+    admin.site.login  # wrapped on purpose: the admin site has no hook for a login limit
+)
 
 urlpatterns = [
     path("", views.home, name="home"),

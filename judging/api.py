@@ -14,7 +14,7 @@ from annotations.models import Study
 from cobbler_site.api_schema import FIELD_ERRORS, NOT_FOUND, DetailError
 from judging import services
 from judging.generate.services import start_generation_job
-from judging.models import GenerationJob, Judge, JudgeJob
+from judging.models import GenerationJob, Judge, JudgeJob, LLMJob
 from judging.serializers import (
     GenerationJobSerializer,
     GenerationSerializer,
@@ -94,7 +94,7 @@ class JudgeJobStartApi(APIView):
         return Response(JudgeJobSerializer(job).data, status=status.HTTP_201_CREATED)
 
 
-def _apply_action(action_name: str, job: object, request: Request) -> None:
+def _apply_action(action_name: str, job: LLMJob, request: Request) -> None:
     """Pause, resume (with an optional new budget from the body) or cancel any job."""
     if action_name == "resume":
         data = JobResumeInputSerializer(data=request.data)

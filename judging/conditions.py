@@ -8,14 +8,23 @@ from collections.abc import Iterable
 from typing import Any
 
 from annotations.models import Pair, Response
+from annotations.vocabulary import DERIVED_FROM, Condition, JudgeSlot
 from judging import prompts
 
-# Egocentric and salience need no calls of their own: they are read from the order run.
-SUPPORTED = ("order", "compassion", "bandwagon", "attentional", "selective", "plain")
-DERIVED = {"egocentric": "order", "salience": "order"}
-PRESENTATIONS = {"plain": (1,)}
+# The conditions a judge job runs. Egocentric and salience need no calls of their own: they are
+# read from the order run (vocabulary.DERIVED_FROM).
+SUPPORTED = (
+    Condition.ORDER,
+    Condition.COMPASSION,
+    Condition.BANDWAGON,
+    Condition.ATTENTIONAL,
+    Condition.SELECTIVE,
+    Condition.PLAIN,
+)
+DERIVED = DERIVED_FROM
+PRESENTATIONS = {Condition.PLAIN: (1,)}
 # Conditions whose two presentations swap the responses (the order run and its named twin).
-SWAPPED = ("order", "compassion")
+SWAPPED = (Condition.ORDER, Condition.COMPASSION)
 # Prompt versions that replay the authors' harness: prompt 1 of the order and compassion runs
 # always shows pair.response_a (the candidate earlier in the study's order) first (3.2).
 CANONICAL_FIRST_VERSIONS = frozenset({"v1-paper"})
@@ -95,37 +104,37 @@ def plan(
                 or int.from_bytes(_first_slot_key(seed, pair.pk)[:8], "big") % 2 == 0
             )
         first, second = (a, b) if a_first else (b, a)
-        rows = [
-            {"presentation": 1, "slot1_response": first, "second": second},
-            {"presentation": 2, "slot1_response": second, "second": first},
+        rows: list[dict[str, Any]] = [
+            {"presentation": 1, "slot1_response": first, "other_response": second},
+            {"presentation": 2, "slot1_response": second, "other_response": first},
         ]
-        if condition == "compassion":
+        if condition == Condition.COMPASSION:
             for row in rows:
-                first, second = row["slot1_response"], row["second"]
+                first, second = row["slot1_response"], row["other_response"]
                 cue: dict[str, Any] = {"names": [_name(first), _name(second)]}
                 if self_key and first.candidate.key == self_key:
-                    cue["self_slot"] = "first"
+                    cue["self_slot"] = JudgeSlot.FIRST
                 elif self_key and second.candidate.key == self_key:
-                    cue["self_slot"] = "second"
+                    cue["self_slot"] = JudgeSlot.SECOND
                 row["cue"] = cue
     else:
         # One seeded arrangement, the same in both presentations; only the cue moves.
         first, second = (a, b) if rng.random() < 0.5 else (b, a)
-        if condition == "plain":
+        if condition == Condition.PLAIN:
             rows = [{"presentation": 1, "slot1_response": first, "cue": {}}]
         else:
             labels = prompts.slot_labels(version)
             templates = prompts.distractor_templates(version)
             rows = []
-            for presentation, slot, label in ((1, "first", labels[0]), (2, "second", labels[1])):
+            for presentation, slot, label in ((1, JudgeSlot.FIRST, labels[0]), (2, JudgeSlot.SECOND, labels[1])):
                 cue = {"cue_slot": slot}
-                if condition == "bandwagon":
+                if condition == Condition.BANDWAGON:
                     cue["percent"] = bandwagon_percent
-                elif condition == "attentional":
+                elif condition == Condition.ATTENTIONAL:
                     cue["distractor"] = rng.choice(templates).format(label=label)
                 rows.append({"presentation": presentation, "slot1_response": first, "cue": cue})
     for row in rows:
-        row.pop("second", None)
+        row.pop("other_response", None)
         row.setdefault("cue", {})
     return rows
 

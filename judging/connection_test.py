@@ -14,7 +14,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from annotations.vocabulary import Condition, JudgeSlot
 from judging import error_hints, llm, parsers, prompts
+from judging.vocabulary import JudgeKind, Parser
 
 # Long enough for a cold local model to answer one short prompt, short enough not to park a
 # web worker: the page waits for this call.
@@ -39,13 +41,13 @@ class ConnectionResult:
 
     @property
     def chose_the_right_answer(self) -> bool:
-        return self.choice == "first"
+        return self.choice == JudgeSlot.FIRST
 
 
 def _prompt() -> prompts.RenderedPrompt:
     return prompts.render(
         version=prompts.DEFAULT_VERSION,
-        condition="order",
+        condition=Condition.ORDER,
         instruction=INSTRUCTION,
         reference="",
         first_text=ANSWERS[0],
@@ -55,7 +57,7 @@ def _prompt() -> prompts.RenderedPrompt:
 
 def run(judge: Any) -> ConnectionResult:
     """Call ``judge`` (a saved or unsaved Judge) once; never raises for an endpoint's failure."""
-    if judge.kind == "imported":
+    if judge.kind == JudgeKind.IMPORTED:
         return ConnectionResult(ok=False, error="imported results have no endpoint to call")
     prompt = _prompt()
     try:
@@ -73,8 +75,10 @@ def run(judge: Any) -> ConnectionResult:
         return ConnectionResult(
             ok=False, latency_ms=int((time.monotonic() - start) * 1000), error=error, hint=error_hints.hint_for(error)
         )
-    choice = parsers.parse("robust", completion.text, labels=prompt.answer_labels, echo_strings=prompt.echo_strings)
-    label = {"first": prompt.answer_labels[0], "second": prompt.answer_labels[1]}.get(choice or "", "")
+    choice = parsers.parse(
+        Parser.ROBUST, completion.text, labels=prompt.answer_labels, echo_strings=prompt.echo_strings
+    )
+    label = {JudgeSlot.FIRST: prompt.answer_labels[0], JudgeSlot.SECOND: prompt.answer_labels[1]}.get(choice or "", "")
     latency = completion.latency_ms or int((time.monotonic() - start) * 1000)
     return ConnectionResult(
         ok=True,

@@ -41,7 +41,7 @@ def _resolve(host: str, port: int) -> list[Address]:
         raise ValueError(f"cannot resolve host {host!r}") from None
     addresses = []
     for info in infos:
-        raw = info[4][0].split("%", 1)[0]  # drop an IPv6 zone id
+        raw = str(info[4][0]).split("%", 1)[0]  # drop an IPv6 zone id (the host is a str for INET/INET6)
         address = ipaddress.ip_address(raw)
         if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
             address = address.ipv4_mapped

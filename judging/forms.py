@@ -1,14 +1,16 @@
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from annotations.models import Study
+from annotations.vocabulary import Condition
 from judging import conditions, parsers, prompts
 from judging.models import Judge, JudgeJob
+from judging.vocabulary import Parser
 
 # Fields shown together on the model form, in this order (the template walks these groups).
 FIELDSETS = (
@@ -117,15 +119,17 @@ class JudgeForm(forms.ModelForm):
         prefix = settings.JUDGE_KEY_ENV_PREFIX
         self.fields["api_key_env"].help_text = f"A variable whose name starts with {prefix}, e.g. {prefix}OPENAI."
         owner_id = self.instance.owner_id if self.instance.pk else getattr(user, "pk", None)
-        self.fields["shared_with"].queryset = (
-            get_user_model().objects.filter(is_staff=True, is_active=True).exclude(pk=owner_id).order_by("username")
-        )
+        researchers = get_user_model().objects.filter(is_staff=True, is_active=True)
+        if owner_id is not None:  # (excluding pk=None would exclude nobody either)
+            researchers = researchers.exclude(pk=owner_id)
+        cast(forms.ModelMultipleChoiceField, self.fields["shared_with"]).queryset = researchers.order_by("username")
 
     def clean_tokens_per_minute(self) -> int:
         return self.cleaned_data.get("tokens_per_minute") or 0
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         _check_kind(data)
         kind = data.get("kind")
         if not data.get("roles_shown"):
@@ -152,7 +156,8 @@ class ConnectionTestForm(forms.ModelForm):
         fields = ("kind", "baseline", "base_url", "model", "api_key_env", "generation", "request_timeout", "transport")
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         _check_kind(data)
         return data
 
@@ -181,7 +186,7 @@ class JobForm(forms.Form):
     judge = forms.ModelChoiceField(queryset=Judge.objects.none())
     conditions = forms.MultipleChoiceField(
         choices=[(c, c) for c in conditions.SUPPORTED],
-        initial=["order"],
+        initial=[Condition.ORDER],
         widget=forms.CheckboxSelectMultiple,
         help_text="Egocentric and salience are read from the order run.",
     )
@@ -198,14 +203,14 @@ class JobForm(forms.Form):
     bandwagon_percent = forms.IntegerField(
         required=False, min_value=0, max_value=100, help_text="Blank: the study's setting (85 by default)."
     )
-    parser = forms.ChoiceField(choices=[(p, p) for p in parsers.PARSERS], initial="robust")
+    parser = forms.ChoiceField(choices=[(p, p) for p in parsers.PARSERS], initial=Parser.ROBUST)
     prompt_version = forms.ChoiceField(initial=prompts.DEFAULT_VERSION)
     seed = forms.IntegerField(initial=0)
 
     def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["study"].queryset = Study.objects.manageable_by(user).order_by("slug")
-        self.fields["judge"].queryset = (
+        cast(forms.ModelChoiceField, self.fields["study"]).queryset = Study.objects.manageable_by(user).order_by("slug")
+        cast(forms.ModelChoiceField, self.fields["judge"]).queryset = (
             Judge.objects.usable_by(user).exclude(kind=Judge.Kind.IMPORTED).filter(use_as_judge=True).order_by("name")
         )
-        self.fields["prompt_version"].choices = [(v, v) for v in prompts.available_versions()]
+        cast(forms.ChoiceField, self.fields["prompt_version"]).choices = [(v, v) for v in prompts.available_versions()]

@@ -12,13 +12,15 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import httpx2
 import openai
+from openai.types.chat import ChatCompletionMessageParam
 
 from judging import endpoints
 from judging.conditions import seeded_rng
+from judging.vocabulary import Baseline, JudgeKind, Transport
 
 
 class TransientError(Exception):
@@ -42,7 +44,7 @@ class JudgeSnapshot:
     timeout: float
     max_concurrency: int
     requests_per_minute: int
-    transport: str = "openai"
+    transport: str = Transport.OPENAI
     tokens_per_minute: int = 0
     api_key: str = field(default="", repr=False)  # never in a repr, log or page
 
@@ -60,7 +62,7 @@ class JudgeSnapshot:
             requests_per_minute=judge.requests_per_minute,
             transport=judge.transport,
             tokens_per_minute=getattr(judge, "tokens_per_minute", 0) or 0,
-            api_key=judge.get_api_key() if judge.kind == "openai" else "",
+            api_key=judge.get_api_key() if judge.kind == JudgeKind.OPENAI else "",
         )
 
 
@@ -123,17 +125,19 @@ def complete(
     ``body``: the extra chat.completions parameters (default: the model's generation settings).
     """
     body = judge.generation if body is None else body
-    if judge.kind == "baseline":
+    if judge.kind == JudgeKind.BASELINE:
         return _baseline(judge.baseline, labels=labels, texts=texts, seed_parts=seed_parts)
     try:  # JUDGE_ALLOWED_HOSTS, re-resolved at most once a minute: no request (no key) elsewhere
         endpoints.check_base_url_cached(judge.base_url)
     except ValueError as exc:
         raise PermanentError(str(exc)) from None
-    if judge.transport == "http":
+    if judge.transport == Transport.HTTP:
         return _complete_http(judge, messages, body)
     start = time.monotonic()
     try:
-        response = _client(judge).chat.completions.create(model=judge.model, messages=messages, **body)
+        # Our messages are plain {"role", "content"} dicts, the shape the SDK's TypedDicts describe.
+        sdk_messages = cast(list[ChatCompletionMessageParam], messages)
+        response = _client(judge).chat.completions.create(model=judge.model, messages=sdk_messages, **body)
     except openai.RateLimitError as exc:
         raise TransientError(
             "429 rate limited", retry_after_seconds(exc.response.headers if exc.response is not None else None)
@@ -205,13 +209,13 @@ def _complete_http(judge: JudgeSnapshot, messages: list[dict[str, str]], extra: 
 
 def _baseline(kind: str, *, labels: tuple[str, str], texts: tuple[str, str], seed_parts: tuple) -> Completion:
     """Raw text in the prompt's answer format, so the parser sees what a model would write."""
-    if kind == "first-slot":
+    if kind == Baseline.FIRST_SLOT:
         slot = 0
-    elif kind == "last-slot":
+    elif kind == Baseline.LAST_SLOT:
         slot = 1
-    elif kind == "longer":
+    elif kind == Baseline.LONGER:
         slot = 0 if len(texts[0]) > len(texts[1]) else 1  # ties -> second, as 3.6 does
-    elif kind == "random":
+    elif kind == Baseline.RANDOM:
         slot = seeded_rng("random-judge", *seed_parts).randrange(2)
     else:
         raise PermanentError(f"unknown baseline {kind!r}")

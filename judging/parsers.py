@@ -22,14 +22,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from annotations.vocabulary import JudgeSlot
+from judging.vocabulary import RUNNABLE_PARSERS, Parser
+
 Choice = str | None  # "first" | "second" | None
-PARSERS = ("robust", "paper")
+PARSERS = RUNNABLE_PARSERS
 
 
 def parse(name: str, raw: str, *, labels: Sequence[str], echo_strings: Sequence[str] = ()) -> Choice:
     """Dispatch by parser name; ValueError for an unknown one."""
     try:
-        fn: Callable[..., Choice] = {"robust": parse_robust, "paper": parse_paper}[name]
+        fn: Callable[..., Choice] = {Parser.ROBUST: parse_robust, Parser.PAPER: parse_paper}[name]
     except KeyError:
         raise ValueError(f"unknown parser {name!r}; use one of {', '.join(PARSERS)}") from None
     return fn(raw, labels=labels, echo_strings=echo_strings)
@@ -48,7 +51,7 @@ def parse_paper(raw: str, *, labels: Sequence[str], echo_strings: Sequence[str] 
     if not match:
         return None
     found = match.group(0).lower()
-    return "first" if found == labels[0].lower() else "second"
+    return JudgeSlot.FIRST if found == labels[0].lower() else JudgeSlot.SECOND
 
 
 # --- robust -----------------------------------------------------------------------
@@ -77,7 +80,7 @@ def parse_paper(raw: str, *, labels: Sequence[str], echo_strings: Sequence[str] 
 #  5. a first or last sentence that is only a label ("Star", "System Square.") votes too
 #     (explicit first, marked last), so a bare answer is read; nothing else is guessed.
 
-OTHER = {"first": "second", "second": "first"}
+OTHER = {JudgeSlot.FIRST: JudgeSlot.SECOND, JudgeSlot.SECOND: JudgeSlot.FIRST}
 MARKED, EXPLICIT, WEAK = 3, 2, 1
 
 _ADV = (
@@ -512,7 +515,7 @@ def _json_value(value: object, pats: _Patterns) -> Choice:
         return None
     m = pats.json_value.match(value.translate(_QUOTES))
     if m:
-        return "first" if m.group("s1") else "second"
+        return JudgeSlot.FIRST if m.group("s1") else JudgeSlot.SECOND
     return None
 
 
@@ -623,7 +626,7 @@ def parse_robust(raw: str, *, labels: Sequence[str], echo_strings: Sequence[str]
         for m in pattern.finditer(text):
             group = "s1" if m.group("s1") is not None else "s2"
             lpos = m.start(group)
-            slot = "first" if group == "s1" else "second"
+            slot = JudgeSlot.FIRST if group == "s1" else JudgeSlot.SECOND
             if direction == "neg":
                 slot = OTHER[slot]
             r, demoted = rank, False
@@ -658,21 +661,21 @@ def parse_robust(raw: str, *, labels: Sequence[str], echo_strings: Sequence[str]
         if _MARKER.search(line_prefix) and _unqualified(text[m.end() : m.end() + 120], pats):
             clause = _scope_prefixes(text, m.start(), sentences, clauses, pats)[1]
             if not _NEG.search(_NEG_OK.sub(" ", clause.rsplit(":", 1)[-1])):
-                cast(MARKED, m.start(), "first" if m.group("s1") is not None else "second")
+                cast(MARKED, m.start(), JudgeSlot.FIRST if m.group("s1") is not None else JudgeSlot.SECOND)
     # A first or last sentence that is only a label ("System Square." / "**Square**").
     spans = [(a, b) for a, b in zip([0, *sentences], [*sentences, len(text)], strict=True) if text[a:b].strip()]
     for k, (a, b) in enumerate(spans):
         if k not in (0, len(spans) - 1):
             continue
         piece = text[a:b]
-        m = pats.bare.match(piece)
-        if not m or piece.rstrip().endswith(":") or raw[a:b].lstrip().startswith("#"):
+        bare = pats.bare.match(piece)
+        if not bare or piece.rstrip().endswith(":") or raw[a:b].lstrip().startswith("#"):
             continue
         rank = MARKED if k == len(spans) - 1 else EXPLICIT
         cast(
             rank,
-            a + m.start("s1" if m.group("s1") is not None else "s2"),
-            "first" if m.group("s1") is not None else "second",
+            a + bare.start("s1" if bare.group("s1") is not None else "s2"),
+            JudgeSlot.FIRST if bare.group("s1") is not None else JudgeSlot.SECOND,
         )
 
     if not votes:

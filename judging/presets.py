@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 
 from judging.simulator import behaviour
+from judging.vocabulary import Transport
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ def presets() -> list[Preset]:
             "openai",
             "OpenAI",
             "https://api.openai.com/v1",
-            "openai",
+            Transport.OPENAI,
             "gpt-4o-mini",
             8,
             500,
@@ -66,7 +67,7 @@ def presets() -> list[Preset]:
             "vllm",
             "vLLM",
             "http://localhost:8000/v1",
-            "http",
+            Transport.HTTP,
             "meta-llama/Llama-3.1-8B-Instruct",
             32,
             0,
@@ -80,7 +81,7 @@ def presets() -> list[Preset]:
             "ollama",
             "Ollama",
             "http://localhost:11434/v1",
-            "http",
+            Transport.HTTP,
             "llama3.1:8b",
             4,
             0,
@@ -94,7 +95,7 @@ def presets() -> list[Preset]:
             "llamacpp",
             "llama.cpp server",
             "http://localhost:8080/v1",
-            "http",
+            Transport.HTTP,
             "local",
             4,
             0,
@@ -108,7 +109,7 @@ def presets() -> list[Preset]:
             "simulator",
             "Simulator",
             settings.SIMULATOR_BASE_URL,
-            "http",
+            Transport.HTTP,
             "sim:seed=1",
             16,
             0,

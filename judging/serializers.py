@@ -1,17 +1,22 @@
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from judging import conditions, parsers, prompts
 from judging.models import Generation, GenerationJob, Judge, JudgeJob, Judgment
+from judging.vocabulary import Parser
 
 
 class JudgeSerializer(serializers.ModelSerializer):
     # Whether a key is configured; the key itself is write-only everywhere.
     has_api_key = serializers.BooleanField(read_only=True)
     # Who may use it: no owner = public; else private to the owner unless shared.
-    owner = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    owner: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
 
     class Meta:
         model = Judge
@@ -42,7 +47,7 @@ class JudgeSerializer(serializers.ModelSerializer):
 class BatchesField(serializers.ReadOnlyField):
     """A batch-mode job's Batch API batches (state, provider status, counts, times); [] in sync mode."""
 
-    def __init__(self, **kwargs: object) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(source="*", **kwargs)
 
     def to_representation(self, job: object) -> list[dict]:
@@ -52,8 +57,8 @@ class BatchesField(serializers.ReadOnlyField):
 
 
 class JudgeJobSerializer(serializers.ModelSerializer):
-    study = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    judge = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    study: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    judge: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(slug_field="name", read_only=True)
     progress = serializers.SerializerMethodField()
     batches = BatchesField()
 
@@ -127,7 +132,7 @@ class JobStartInputSerializer(serializers.Serializer):
     pair_set = serializers.ChoiceField(choices=JudgeJob.PairSet.values, default="all")
     budget_usd = serializers.DecimalField(max_digits=12, decimal_places=4, required=False, allow_null=True, min_value=0)
     bandwagon_percent = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=100)
-    parser = serializers.ChoiceField(choices=parsers.PARSERS, default="robust")
+    parser = serializers.ChoiceField(choices=parsers.PARSERS, default=Parser.ROBUST)
     prompt_version = serializers.CharField(default=prompts.DEFAULT_VERSION)
     seed = serializers.IntegerField(default=0)
     mode = serializers.ChoiceField(choices=JudgeJob.Mode.choices, default="sync")
@@ -147,9 +152,13 @@ class JobResumeInputSerializer(serializers.Serializer):
 
 
 class GenerationJobSerializer(serializers.ModelSerializer):
-    study = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    model = serializers.SlugRelatedField(source="judge", slug_field="name", read_only=True)
-    candidate = serializers.SlugRelatedField(slug_field="key", read_only=True, allow_null=True)
+    study: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    model: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        source="judge", slug_field="name", read_only=True
+    )
+    candidate: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        slug_field="key", read_only=True, allow_null=True
+    )
     progress = serializers.SerializerMethodField()
     batches = BatchesField()
 

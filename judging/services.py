@@ -15,8 +15,10 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from annotations.models import Pair, Study
-from judging import conditions, parsers, prompts
+from judging import conditions, enqueue, parsers, prompts
 from judging.models import Judge, JudgeJob, Judgment, LLMJob
+from judging.runner.dispatch import chunked
+from judging.vocabulary import Parser, RowStatus
 
 logger = logging.getLogger(__name__)
 BASELINES = tuple(Judge.Baseline.values)
@@ -182,7 +184,7 @@ def start_judge_job(
     pair_set: str = "all",
     budget_usd: Decimal | None = None,
     bandwagon_percent: int | None = None,
-    parser: str = "robust",
+    parser: str = Parser.ROBUST,
     prompt_version: str = prompts.DEFAULT_VERSION,
     seed: int = 0,
     created_by: Any = None,
@@ -239,12 +241,10 @@ def start_judge_job(
             Judgment.objects.bulk_create(rows)
             keyed = [(row.pk, row.prompt_hash) for row in rows]
             if mode == JudgeJob.Mode.SYNC:
-                transaction.on_commit(lambda keyed=keyed: _send_chunks(job.pk, keyed))
+                enqueue.work_chunks("judge", job.pk, chunked(keyed))  # sent when this batch commits
     transaction.on_commit(lambda: _finish_queueing(job))
     if mode == JudgeJob.Mode.BATCH:  # one submission once every row exists
-        from judging.batch.tasks import submit_batch
-
-        submit_batch.delay_on_commit("judge", job.pk)
+        enqueue.batch_submission("judge", job.pk)
     logger.info("job %s: %s judgments for judge %s on %s", job.pk, job.total, judge.name, study.slug)
     return job
 
@@ -332,12 +332,6 @@ def enqueue_pending(*, job: LLMJob) -> int:
     return enqueue(job)
 
 
-def _send_chunks(job_id: int, keyed: list[tuple[int, str]], kind: str = "judge") -> int:
-    from judging.runner.dispatch import chunked, send
-
-    return send(kind, job_id, chunked(keyed))
-
-
 def pause_job(*, job: LLMJob) -> bool:
     """Stop starting calls; in-flight calls finish and are stored. Idempotent."""
     return job.pause()
@@ -361,18 +355,18 @@ def resume_job(*, job: LLMJob, budget_usd: Decimal | None = None) -> bool:
     if budget_usd is not None:
         if budget_usd < 0:
             raise JobError("the budget cannot be negative")
-        job_model.objects.filter(pk=job.pk).update(budget_usd=budget_usd)
+        job_model._default_manager.filter(pk=job.pk).update(budget_usd=budget_usd)  # its ``objects``
         job.refresh_from_db()
     with transaction.atomic():
-        retried = rows.filter(status="failed").update(
-            status="pending",
+        retried = rows.filter(status=RowStatus.FAILED).update(
+            status=RowStatus.PENDING,
             error="",
             claim_token="",
             claimed_until=None,
             not_before=None,
         )
         if retried:
-            job_model.objects.filter(pk=job.pk).update(failed=F("failed") - retried)
+            job_model._default_manager.filter(pk=job.pk).update(failed=F("failed") - retried)
         job.refresh_from_db()
         if job.status == job_model.Status.COMPLETED and retried:
             job.transition((job_model.Status.COMPLETED,), job_model.Status.RUNNING, finished_at=None)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from celery import Task, shared_task
+from celery import shared_task
+from celery.contrib.django.task import DjangoTask
 from django.conf import settings
 from django.db import OperationalError
 from django.utils import timezone
@@ -16,7 +17,7 @@ from judging.batch.tasks import poll_batch, submit_batch, sweep_batches  # noqa:
 logger = logging.getLogger(__name__)
 
 
-class ChunkTask(Task):
+class ChunkTask(DjangoTask):  # DjangoTask: delay_on_commit, as every task of the app
     def on_failure(self, exc: BaseException, task_id: str, args: tuple, kwargs: dict, einfo: object) -> None:
         # A bug (not a judge error: those are stored per judgment) stops the job visibly
         # instead of letting the sweeper replay the same crash forever.

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import ProtectedError
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
@@ -14,6 +16,7 @@ from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
 from cobbler_site import throttle
 from cobbler_site.access import Audience, allow
+from cobbler_site.htmx import HtmxHttpRequest
 from judging import connection_test, presets, services
 from judging.forms import ConnectionTestForm, JobForm, JudgeForm
 from judging.models import Judge, JudgeJob
@@ -21,7 +24,7 @@ from judging.models import Judge, JudgeJob
 
 @allow(Audience.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def jobs(request: HttpRequest) -> HttpResponse:
+def jobs(request: HtmxHttpRequest) -> HttpResponse:
     form = JobForm(request.POST or None, user=request.user)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -51,7 +54,7 @@ def jobs(request: HttpRequest) -> HttpResponse:
 
 @allow(Audience.RESEARCHER)
 @require_http_methods(["GET"])
-def job(request: HttpRequest, job_id: int) -> HttpResponse:
+def job(request: HtmxHttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(JudgeJob.objects.manageable_by(request.user).select_related("study", "judge"), pk=job_id)
     context = {"job": job, "progress": job.progress()}
     if request.htmx:
@@ -65,9 +68,13 @@ def job(request: HttpRequest, job_id: int) -> HttpResponse:
 
 @allow(Audience.RESEARCHER)
 @require_POST
-def job_action(request: HttpRequest, job_id: int, action: str) -> HttpResponse:
+def job_action(request: HtmxHttpRequest, job_id: int, action: str) -> HttpResponse:
     job = get_object_or_404(JudgeJob.objects.manageable_by(request.user), pk=job_id)
-    actions = {"pause": services.pause_job, "resume": services.resume_job, "cancel": services.cancel_job}
+    actions: dict[str, Callable[..., object]] = {
+        "pause": services.pause_job,
+        "resume": services.resume_job,
+        "cancel": services.cancel_job,
+    }
     if action not in actions:
         raise Http404("unknown action")
     actions[action](job=job)  # idempotent: a double click changes nothing more
@@ -77,13 +84,13 @@ def job_action(request: HttpRequest, job_id: int, action: str) -> HttpResponse:
 
 @allow(Audience.RESEARCHER)
 @require_http_methods(["GET"])
-def judges(request: HttpRequest) -> HttpResponse:
+def judges(request: HtmxHttpRequest) -> HttpResponse:
     judges = Judge.objects.usable_by(request.user).select_related("owner").order_by("name")
     editable = set(Judge.objects.editable_by(request.user).values_list("pk", flat=True))
     return render(request, "judging/judges.html", {"judges": judges, "editable": editable})
 
 
-def _editable_judge(request: HttpRequest, judge_id: int) -> Judge:
+def _editable_judge(request: HtmxHttpRequest, judge_id: int) -> Judge:
     # A private model someone else owns does not exist for this user; a visible one that is
     # not theirs (public, shared) may be used but not edited.
     judge = get_object_or_404(Judge.objects.usable_by(request.user), pk=judge_id)
@@ -104,7 +111,7 @@ def _form_context(form: JudgeForm, judge: Judge | None) -> dict:
 
 @allow(Audience.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def judge_edit(request: HttpRequest, judge_id: int | None = None) -> HttpResponse:
+def judge_edit(request: HtmxHttpRequest, judge_id: int | None = None) -> HttpResponse:
     judge = _editable_judge(request, judge_id) if judge_id else None
     form = JudgeForm(request.POST or None, instance=judge, user=request.user)
     if request.method == "POST" and form.is_valid():
@@ -129,7 +136,7 @@ def judge_edit(request: HttpRequest, judge_id: int | None = None) -> HttpRespons
 
 @allow(Audience.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def judge_delete(request: HttpRequest, judge_id: int) -> HttpResponse:
+def judge_delete(request: HtmxHttpRequest, judge_id: int) -> HttpResponse:
     judge = _editable_judge(request, judge_id)
     if request.method == "POST":
         name = judge.name
@@ -143,7 +150,7 @@ def judge_delete(request: HttpRequest, judge_id: int) -> HttpResponse:
     return render(request, "judging/judge_confirm_delete.html", {"judge": judge})
 
 
-def _connection_response(request: HttpRequest, judge: Judge, *, title: str) -> HttpResponse:
+def _connection_response(request: HtmxHttpRequest, judge: Judge, *, title: str) -> HttpResponse:
     """Throttle, call once, and show the result: an htmx fragment or, without JS, a page."""
     wait = throttle.hit("connection-test", f"user-{request.user.pk}", settings.THROTTLE_CONNECTION_TEST)
     if wait is not None:
@@ -166,7 +173,7 @@ def _connection_response(request: HttpRequest, judge: Judge, *, title: str) -> H
 
 @allow(Audience.RESEARCHER)
 @require_POST
-def judge_test(request: HttpRequest, judge_id: int) -> HttpResponse:
+def judge_test(request: HtmxHttpRequest, judge_id: int) -> HttpResponse:
     """Test a saved model: anyone who may use it may check it answers."""
     judge = get_object_or_404(Judge.objects.usable_by(request.user), pk=judge_id)
     return _connection_response(request, judge, title=judge.name)
@@ -174,7 +181,7 @@ def judge_test(request: HttpRequest, judge_id: int) -> HttpResponse:
 
 @allow(Audience.RESEARCHER)
 @require_POST
-def judge_form_test(request: HttpRequest, judge_id: int | None = None) -> HttpResponse:
+def judge_form_test(request: HtmxHttpRequest, judge_id: int | None = None) -> HttpResponse:
     """Test the model form's current values, saved or not (a stored key only for its owner)."""
     judge = _editable_judge(request, judge_id) if judge_id else None
     form = ConnectionTestForm(request.POST, instance=judge)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
 from cobbler_site.access import Audience, allow
+from cobbler_site.htmx import HtmxHttpRequest
 from judging import services
 from judging.generate.forms import GenerationForm
 from judging.generate.services import start_generation_job
@@ -18,7 +21,7 @@ from judging.models import GenerationJob
 
 @allow(Audience.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def generation_jobs(request: HttpRequest) -> HttpResponse:
+def generation_jobs(request: HtmxHttpRequest) -> HttpResponse:
     form = GenerationForm(request.POST or None, user=request.user)
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
@@ -56,7 +59,7 @@ def generation_jobs(request: HttpRequest) -> HttpResponse:
 
 @allow(Audience.RESEARCHER)
 @require_http_methods(["GET"])
-def generation_job(request: HttpRequest, generation_id: int) -> HttpResponse:
+def generation_job(request: HtmxHttpRequest, generation_id: int) -> HttpResponse:
     job = get_object_or_404(
         GenerationJob.objects.manageable_by(request.user).select_related("study", "judge", "candidate"),
         pk=generation_id,
@@ -74,9 +77,13 @@ def generation_job(request: HttpRequest, generation_id: int) -> HttpResponse:
 
 @allow(Audience.RESEARCHER)
 @require_POST
-def generation_action(request: HttpRequest, generation_id: int, action: str) -> HttpResponse:
+def generation_action(request: HtmxHttpRequest, generation_id: int, action: str) -> HttpResponse:
     job = get_object_or_404(GenerationJob.objects.manageable_by(request.user), pk=generation_id)
-    actions = {"pause": services.pause_job, "resume": services.resume_job, "cancel": services.cancel_job}
+    actions: dict[str, Callable[..., object]] = {
+        "pause": services.pause_job,
+        "resume": services.resume_job,
+        "cancel": services.cancel_job,
+    }
     if action not in actions:
         raise Http404("unknown action")
     actions[action](job=job)  # idempotent: a double click changes nothing more

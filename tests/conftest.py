@@ -99,6 +99,8 @@ class WorkerProcess:
         self.log_path = ARTIFACTS / f"worker-{os.getpid()}.log"
 
     def start(self) -> WorkerProcess:
+        # The log is shared by every worker of this pytest process: this one's lines start here.
+        self.log_start = self.log_path.stat().st_size if self.log_path.exists() else 0
         log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the subprocess
         self.proc = subprocess.Popen(
             self.args, cwd=PROJECT_ROOT, env=_worker_env(), stdout=log, stderr=subprocess.STDOUT
@@ -121,6 +123,16 @@ class WorkerProcess:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def wait_ready(self, timeout: float = 60.0) -> bool:
+        """Until this worker logs that it is ready to take messages (Celery's "celery@host ready.")."""
+
+        def ready() -> bool:
+            with self.log_path.open("rb") as log:
+                log.seek(self.log_start)
+                return b" ready." in log.read()
+
+        return wait_until(ready, timeout=timeout, interval=0.05)
 
 
 def purge_broker() -> None:

@@ -22,7 +22,7 @@ def methods_paragraphs(report: dict) -> list[str]:
     counts = lc.get("counts") or {}
     bias_rows = report.get("bias") or []
     tested = sum(1 for r in bias_rows if r.get("p_value") is not None)
-    correction = {"holm": "Holm's step-down", "bh": "Benjamini-Hochberg"}.get(c.get("correction"), "?")
+    correction = {"holm": "Holm's step-down", "bh": "Benjamini-Hochberg"}.get(str(c.get("correction")), "?")
     paragraphs = [
         f"All numbers were computed under profile '{report['profile']}' for study '{report['study']}'; every "
         f"definition is written out in docs/methods.md. Bias rates use the {c.get('denominator', '?')} denominator "

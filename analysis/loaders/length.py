@@ -20,13 +20,14 @@ from analysis.length import VERDICT_COLUMNS, VOTE_COLUMNS
 from analysis.loaders import ITEM_TASKS, counted_judgments, counted_work
 from analysis.profiles import Profile
 from annotations.models import Response, Study, Submission, Task
+from annotations.vocabulary import AS_JUDGE_SLOT, JUDGE_SLOT_OF, CrowdChoice, JudgeSlot
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 # How an imported pairwise verdict records a tie (MT-Bench gpt4_pair). Anything
 # else that failed to parse is not a verdict and is left out.
 TIE_TEXTS = ("tie", "tie (inconsistent)")
-_HUMAN_CHOICE = {"A": "first", "B": "second", "T": "tie"}
-_CUE_SLOT = {"A": "first", "B": "second", "first": "first", "second": "second"}
+TIE = "tie"  # the winner column's third value, beside the judge slots
+_HUMAN_CHOICE = {**JUDGE_SLOT_OF, CrowdChoice.TIE: TIE}
 
 
 def measure(text: str, unit: str) -> int:
@@ -86,7 +87,7 @@ def load_votes(*, study: Study, responses: dict[int, tuple[str, int]], profile: 
     for item, external, condition, presentation, cue, ra, rb, choice in rows.iterator(chunk_size=5000):
         first, second = (ra, rb) if presentation != Task.Presentation.BA else (rb, ra)
         (key1, len1), (key2, len2) = responses[first], responses[second]
-        cue_slot = _CUE_SLOT.get((cue or {}).get("cue_slot", ""), "")
+        cue_slot = AS_JUDGE_SLOT.get((cue or {}).get("cue_slot", ""), "")
         records.append(
             (_unit(external, item), str(item), condition, key1, key2, cue_slot, _HUMAN_CHOICE[choice], len1, len2)
         )
@@ -116,14 +117,14 @@ def load_verdicts(*, study: Study, responses: dict[int, tuple[str, int]]) -> pd.
     )
     records = []
     for judge, item, external, condition, cue, slot1, ra, rb, choice, valid, tie in rows.iterator(chunk_size=5000):
-        if valid and choice in ("first", "second"):
+        if valid and choice in JudgeSlot.values:
             winner = choice
         elif tie:
-            winner = "tie"
+            winner = TIE
         else:
             continue  # unparseable output: no verdict at all, not a tie
         second = rb if slot1 == ra else ra
         (key1, len1), (key2, len2) = responses[slot1], responses[second]
-        cue_slot = _CUE_SLOT.get((cue or {}).get("cue_slot", ""), "")
+        cue_slot = AS_JUDGE_SLOT.get((cue or {}).get("cue_slot", ""), "")
         records.append((judge, _unit(external, item), str(item), condition, key1, key2, cue_slot, winner, len1, len2))
     return pd.DataFrame.from_records(records, columns=VERDICT_COLUMNS)

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.metrics.stats import bootstrap_weights, percentile_interval
+from annotations.vocabulary import AS_CROWD_CHOICE, CrowdChoice, Presentation
 
 
 @dataclass(frozen=True)
@@ -181,7 +182,12 @@ def percent_agreement(frame: pd.DataFrame, *, replicates: int = 1000, seed: int 
 
 TIE = "tie"
 # Which of the pair's canonical responses a vote chose, from the slot and the presentation.
-_OUTCOME = {("A", "ab"): "a", ("B", "ab"): "b", ("A", "ba"): "b", ("B", "ba"): "a"}
+_OUTCOME = {
+    (CrowdChoice.A, Presentation.AB): "a",
+    (CrowdChoice.B, Presentation.AB): "b",
+    (CrowdChoice.A, Presentation.BA): "b",
+    (CrowdChoice.B, Presentation.BA): "a",
+}
 
 
 def vote_outcomes(choice: pd.Series, presentation: pd.Series) -> pd.Series:
@@ -190,7 +196,7 @@ def vote_outcomes(choice: pd.Series, presentation: pd.Series) -> pd.Series:
     A tie is a tie whatever the presentation: it is never read as a slot.
     """
     return pd.Series(
-        [TIE if c == "T" else _OUTCOME.get((c, p)) for c, p in zip(choice, presentation, strict=True)],
+        [TIE if c == CrowdChoice.TIE else _OUTCOME.get((c, p)) for c, p in zip(choice, presentation, strict=True)],
         index=choice.index,
         dtype=object,
     )
@@ -198,7 +204,7 @@ def vote_outcomes(choice: pd.Series, presentation: pd.Series) -> pd.Series:
 
 def cue_targets(cue_slot: pd.Series, presentation: pd.Series) -> pd.Series:
     """The canonical response (``a``/``b``) a cue pointed at (slot ``A``/``B`` or ``first``/``second``); ``-`` if none."""
-    slot = cue_slot.map({"A": "A", "B": "B", "first": "A", "second": "B"})
+    slot = cue_slot.map(AS_CROWD_CHOICE)
     return pd.Series(
         [_OUTCOME.get((c, p), "-") for c, p in zip(slot, presentation, strict=True)], index=cue_slot.index, dtype=object
     )

@@ -25,6 +25,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.profiles import Profile
+from annotations.vocabulary import Condition
 
 PAIR_KEYS = ["judge", "condition", "pair"]
 
@@ -86,7 +87,7 @@ def judge_bias_units(judgments: pd.DataFrame, *, profile: Profile) -> pd.DataFra
         return pd.DataFrame(columns=UNIT_COLUMNS)
     pairs = pair_frame(judgments)
     parts = []
-    order = pairs["condition"] == "order"
+    order = pairs["condition"] == Condition.ORDER
     same_slot = pairs["both_valid"] & (pairs["choice1"] == pairs["choice2"])
     first_twice = same_slot & (pairs["choice1"] == "first")
     last_twice = same_slot & (pairs["choice1"] == "second")
@@ -98,7 +99,7 @@ def judge_bias_units(judgments: pd.DataFrame, *, profile: Profile) -> pd.DataFra
             _egocentric(pairs, order, profile),
             _salience(pairs, order, first_twice | last_twice, profile),
         ]
-    compassion = pairs["condition"] == "compassion"
+    compassion = pairs["condition"] == Condition.COMPASSION
     if compassion.any():
         if profile.compassion == "paper":
             # As coded (3.5): "first" = both prompts named m1, the model listed first in
@@ -116,7 +117,7 @@ def judge_bias_units(judgments: pd.DataFrame, *, profile: Profile) -> pd.DataFra
             _count(pairs, compassion, c_last, "compassion_last", pairs["both_valid"], c_first),
             _egocentric_comp(pairs, compassion, profile),
         ]
-    for condition in ("bandwagon", "attentional"):
+    for condition in (Condition.BANDWAGON, Condition.ATTENTIONAL):
         mask = pairs["condition"] == condition
         if mask.any():
             followed1 = pairs["valid1"] & (pairs["choice1"] == pairs["cue_slot1"])

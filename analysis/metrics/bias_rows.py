@@ -35,6 +35,7 @@ from analysis.metrics.stats import (
     sign_test,
     wilson,
 )
+from annotations.vocabulary import Condition
 
 # Expected rates of a uniform-random judge (cobbler-method.md 3.9). Egocentric: the own
 # response in prompt 1 (1/2) times prompt 2 not the same slot (1/2); the compassion-run
@@ -49,8 +50,8 @@ RANDOM_THRESHOLD = {
     "egocentric": 0.25,
     "egocentric_comp": 0.25,
     "salience_longer": 0.5,
-    "bandwagon": 0.25,
-    "attentional": 0.25,
+    Condition.BANDWAGON: 0.25,
+    Condition.ATTENTIONAL: 0.25,
 }
 BIAS_ORDER = list(RANDOM_THRESHOLD)
 SIGNED = "position_preference"  # value = (hits - mirror) / n, in [-1, 1]
@@ -65,10 +66,10 @@ NULLS = {
     "egocentric_comp": "no self-preference: the judge's own response is as likely as the other one to get "
     "the row's outcome",
     "salience_longer": "no length preference: among kept pairs the longer response is chosen half the time",
-    "bandwagon": "the cue has no effect: with the same arrangement, following the cue both times is as "
+    Condition.BANDWAGON: "the cue has no effect: with the same arrangement, following the cue both times is as "
     "likely as going against it both times (cue-following share = the judge's own no-cue "
     "agreement with the cued answer = 1/2)",
-    "attentional": "the distractor has no effect: with the same arrangement, choosing the mentioned system "
+    Condition.ATTENTIONAL: "the distractor has no effect: with the same arrangement, choosing the mentioned system "
     "both times is as likely as choosing the other both times (share = the judge's own "
     "no-distractor agreement = 1/2)",
 }
@@ -216,7 +217,7 @@ def finish_rows(observed: pd.DataFrame, units: pd.DataFrame | None = None, *, co
                 else "no test (descriptive)"
             ),
         }
-        if r.bias in ("bandwagon", "attentional") and int(r.n_valid) > 0:
+        if r.bias in (Condition.BANDWAGON, Condition.ATTENTIONAL) and int(r.n_valid) > 0:
             # Per prompt, the share choosing the cued slot among pairs with both prompts answered:
             # (2 * followed twice + 1 * consistent) / (2 * n_valid) = 1/2 + (hits - mirror) / (2 n_valid).
             row["cue_following"] = 0.5 + (int(r.hits) - int(r.mirror)) / (2 * int(r.n_valid))

@@ -18,6 +18,8 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from annotations.vocabulary import Condition, CrowdChoice, Presentation
+
 # nltk.word_tokenize (the authors' tokenizer) needs the punkt model, which is not
 # available offline. ``word_tokens`` follows the Penn Treebank rules that word_tokenize
 # applies (quotes become `` and '', clitics split off: "do" + "n't", "it" + "'s",
@@ -87,7 +89,7 @@ def twin_frame(answers: pd.DataFrame) -> pd.DataFrame:
     twins = t1.merge(t2, on=keys, suffixes=("1", "2"))
     # The response chosen, in canonical terms: slot A holds resp_a when presentation is "ab".
     for k in (1, 2):
-        twins[f"chose_a{k}"] = (twins[f"choice{k}"] == "A") == (twins[f"presentation{k}"] == "ab")
+        twins[f"chose_a{k}"] = (twins[f"choice{k}"] == CrowdChoice.A) == (twins[f"presentation{k}"] == Presentation.AB)
     return twins
 
 
@@ -115,10 +117,10 @@ def human_bias_records(answers: pd.DataFrame) -> pd.DataFrame:
         if not frame.empty:
             parts.append(frame.groupby(keys, sort=True).sum().reset_index().assign(bias=bias))
 
-    order = twins["condition"] == "order"
+    order = twins["condition"] == Condition.ORDER
     same_slot = twins["choice1"] == twins["choice2"]
     one = pd.Series(True, index=twins.index)
-    first, last = same_slot & (twins["choice1"] == "A"), same_slot & (twins["choice1"] == "B")
+    first, last = same_slot & (twins["choice1"] == CrowdChoice.A), same_slot & (twins["choice1"] == CrowdChoice.B)
     add(order, first, one, "order_first", last)
     add(order, last, one, "order_last", first)
     # Salience: the same response chosen in both presentations (positions swapped).
@@ -132,8 +134,8 @@ def human_bias_records(answers: pd.DataFrame) -> pd.DataFrame:
         "salience_longer",
         consistent & (chosen_len < other_len),
     )
-    letters = ("A", "B")
-    for condition in ("bandwagon", "attentional"):
+    letters = (CrowdChoice.A, CrowdChoice.B)
+    for condition in (Condition.BANDWAGON, Condition.ATTENTIONAL):
         mask = twins["condition"] == condition
         followed = (twins["choice1"] == twins["cue_slot1"]) & (twins["choice2"] == twins["cue_slot2"])
         against = (

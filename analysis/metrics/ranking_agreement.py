@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -73,7 +74,7 @@ def rbo_row(
     values = rbo_per_instruction(left, right, variant=variant, p=p, ties=ties)
     if values.size == 0:
         return None
-    row = {
+    row: dict[str, Any] = {
         "kind": kind,
         "metric": f"rbo_{variant}",
         "a": a,
@@ -147,13 +148,13 @@ def pairwise_rbo_rows(
 ) -> list[dict]:
     """Every unordered pair (a < b; never the diagonal) plus their mean as ``a = b = "all"``
     (whose ``chance`` is the mean of the pairs' chance levels)."""
-    rows = [
+    pairs = [
         rbo_row(
             kind, a, b, rankings[a], rankings[b], variant=variant, p=p, ties=ties, seed=seed, with_chance=with_chance
         )
         for a, b in combinations(sorted(rankings), 2)
     ]
-    rows = [r for r in rows if r is not None]
+    rows = [r for r in pairs if r is not None]
     if rows:
         values = np.array([r["value"] for r in rows])
         mean = {

@@ -58,11 +58,11 @@ def _flatten(ranking: Ranking) -> _Flat:
 def _flatten_lists(ranking: Ranking) -> tuple[list[Hashable], list[int], list[int]]:
     """Items, and the first and last 0-based rank of each item's group (callers never mutate them)."""
     if not any(issubclass(t, _GROUPS) for t in set(map(type, ranking))):  # no tie groups: the common case
-        items = list(ranking)
-        if len(set(items)) != len(items):
+        listed = list(ranking)
+        if len(set(listed)) != len(listed):
             raise ValueError("a ranking lists an item twice")
-        ranks = list(range(len(items)))
-        return items, ranks, ranks
+        ranks = list(range(len(listed)))
+        return listed, ranks, ranks
     items: list[Hashable] = []
     top: list[int] = []
     bottom: list[int] = []
@@ -90,7 +90,7 @@ def _group(element: object) -> list[Hashable]:
     # Strings are items, never groups of characters.
     if isinstance(element, _GROUPS):
         return sorted(element, key=str)  # order inside a group is meaningless
-    return [element]  # type: ignore[list-item]
+    return [element]
 
 
 _GROUPS = (set, frozenset, tuple, list)
@@ -270,12 +270,12 @@ def rbo_many(xs: Sequence[Ranking], ys: Sequence[Ranking], p: float, *, variant:
         bottom_s.append(b_s + pad)
         tops_l.append(top_l)
         bottoms_l.append(bottom_l)
-    for (s, l, _u, mode), (rows, top_s, bottom_s, top_l, bottom_l) in buckets.items():
+    for (s, l, _u, mode), (rows, top_s, bottom_s, tops_l, bottoms_l) in buckets.items():
         out[rows] = _pair_batch(
             np.array(top_s),
             np.array(bottom_s),
-            np.array(top_l),
-            np.array(bottom_l),
+            np.array(tops_l),
+            np.array(bottoms_l),
             s=s,
             l=l,
             p=p,

@@ -13,7 +13,7 @@ from scipy.special import bdtr, ndtr, ndtri
 Z95 = float(ndtri(0.975))
 
 
-def wilson(value: float, n: int, z: float = Z95) -> list[float]:
+def wilson(value: float, n: float, z: float = Z95) -> list[float]:
     """Wilson score interval for a proportion ``value`` observed over ``n`` trials."""
     if n <= 0 or not np.isfinite(value):
         return [float("nan"), float("nan")]

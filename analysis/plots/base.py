@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -27,7 +28,8 @@ SMALL = 8
 # Text stays text in the SVG: files stay small, labels are selectable, and the browser hints the
 # glyphs at any zoom. The page's fonts stand in when DejaVu Sans is missing, so the list of
 # fallbacks ends in a generic family whose metrics are close to DejaVu's.
-STYLE = {
+# Keys are rcParams names; Any because matplotlib types them as a Literal of every rcParam.
+STYLE: dict[Any, Any] = {
     "svg.fonttype": "none",
     "svg.hashsalt": "cobbler-report",  # stable element ids: the same report gives the same bytes
     "font.family": "sans-serif",
@@ -113,7 +115,7 @@ def correction_label(report: dict) -> str:
     return "uncorrected p" if correction == "none" else f"{correction.capitalize()}-adjusted p"
 
 
-def _luminance(rgb: tuple[float, float, float]) -> float:
+def _luminance(rgb: tuple[float, ...]) -> float:
     def channel(c: float) -> float:
         return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
 

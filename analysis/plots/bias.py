@@ -18,6 +18,7 @@ from analysis.plots.base import (
     subject_order,
     wrap_label,
 )
+from annotations.vocabulary import Condition
 
 BIAS_ORDER = [
     "order_first",
@@ -27,8 +28,8 @@ BIAS_ORDER = [
     "egocentric",
     "egocentric_comp",
     "salience_longer",
-    "bandwagon",
-    "attentional",
+    Condition.BANDWAGON,
+    Condition.ATTENTIONAL,
 ]
 # A difference (first - last, in [-1, 1]) with 0 as its no-bias value: its own panel and scale.
 DIFFERENCE = "position_preference"

@@ -19,7 +19,7 @@ def _metric(report: dict, rows: list[dict]) -> str:
     variant = (report.get("profile_choices") or {}).get("rbo_variant")
     wanted = f"rbo_{variant}" if variant else None
     metrics = sorted({r["metric"] for r in rows})
-    return wanted if wanted in metrics else metrics[0]
+    return wanted if wanted is not None and wanted in metrics else metrics[0]
 
 
 def _baseline(report: dict, metric: str) -> dict | None:
@@ -117,7 +117,7 @@ def _draw_baseline(ax: Axes, mesh: ScalarMappable, base: dict, row: int, columns
         va="center",
         fontsize=CELL_TEXT,
         linespacing=1.1,
-        color=text_colour_on(mesh.cmap(mesh.norm(base["value"]))),
+        color=text_colour_on(tuple(mesh.cmap(mesh.norm(base["value"])))),
     )
     ax.axhline(row - 0.5, color="black", linewidth=1.2)
 

@@ -12,6 +12,8 @@ imported CoBBLEr study, from the stored win counts (``source`` says which).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -30,9 +32,10 @@ from analysis.metrics.ranking_agreement import choice_agreement_rows, pairwise_r
 from analysis.metrics.rankings import rankings_by, wins_from_judgments
 from analysis.profiles import Profile
 from annotations.models import Study
+from annotations.vocabulary import Condition, Presentation, presentation_of
 
 SEED = 7
-JUDGE_RANKING_CONDITIONS = ("order", "plain")  # prompt 1 of these feeds rankings (3.2)
+JUDGE_RANKING_CONDITIONS = (Condition.ORDER, Condition.PLAIN)  # prompt 1 of these feeds rankings (3.2)
 
 
 def build(*, study: Study, profile: Profile) -> list[dict]:
@@ -41,10 +44,10 @@ def build(*, study: Study, profile: Profile) -> list[dict]:
     judgments = loaders.judgments_frame(study)
     aggregates = loaders.aggregates_frame(study, collection="v1", run="order")  # the only rows used here
     ties = "a" if profile.tie_break == "tie-aware" else "w"
-    rbo = {"variant": profile.rbo_variant, "p": profile.rbo_p, "ties": ties, "seed": SEED}
+    rbo: dict[str, Any] = {"variant": profile.rbo_variant, "p": profile.rbo_p, "ties": ties, "seed": SEED}
     judge_ranks = _judge_rankings(judgments, aggregates, profile=profile, order=order)
 
-    rows: list[dict] = []
+    rows: list[dict | None] = []  # None: a pair with nothing to compare, dropped at the end
     if not rankings.empty:
         by_rater = {r: g.set_index("instruction")["ranking"] for r, g in rankings.groupby("rater", sort=True)}
         rows += pairwise_rbo_rows("inter_annotator", by_rater, with_chance=True, **rbo)
@@ -187,9 +190,10 @@ def _human_vs_judge_choices(answers: pd.DataFrame, judgments: pd.DataFrame, *, c
     )
     human = human[human["outcome"].notna()]
     human = human.assign(
-        screen=human["base"] + ":" + (human["presentation"] == "ab").astype(str), key=np.arange(len(human)).astype(str)
+        screen=human["base"] + ":" + (human["presentation"] == Presentation.AB).astype(str),
+        key=np.arange(len(human)).astype(str),
     )
-    judge_presentation = mine["slot1_is_a"].map({True: "ab", False: "ba"})
+    judge_presentation = mine["slot1_is_a"].map(presentation_of)
     judge = mine.assign(
         outcome=np.where(mine["chosen_is_a"], "a", "b"),
         base=mine["pair"].astype(str) + ":" + cue_targets(mine["cue_slot"], judge_presentation),

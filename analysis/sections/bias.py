@@ -20,15 +20,16 @@ from analysis.metrics.human_bias import (
 )
 from analysis.profiles import Profile
 from annotations.models import Study
+from annotations.vocabulary import Condition
 
 # Which human study supplies each human bias (salience comes from the order study).
 HUMAN_STUDY = {
-    "order_first": "order",
-    "order_last": "order",
-    "position_preference": "order",
-    "salience_longer": "order",
-    "bandwagon": "bandwagon",
-    "attentional": "attentional",
+    "order_first": Condition.ORDER,
+    "order_last": Condition.ORDER,
+    "position_preference": Condition.ORDER,
+    "salience_longer": Condition.ORDER,
+    Condition.BANDWAGON: Condition.BANDWAGON,
+    Condition.ATTENTIONAL: Condition.ATTENTIONAL,
 }
 
 

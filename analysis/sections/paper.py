@@ -19,8 +19,13 @@ from analysis.metrics.human_bias import TOKENIZER_NOTE, human_bias_records
 from analysis.profiles import Profile
 from analysis.sections.bias import attach_lengths
 from annotations.models import Study
+from annotations.vocabulary import Condition
 
-HUMAN_BIAS_STUDIES = {"order": "order", "bandwagon": "bandwagon", "attentional": "attentional"}
+HUMAN_BIAS_STUDIES = {
+    Condition.ORDER: Condition.ORDER,
+    Condition.BANDWAGON: Condition.BANDWAGON,
+    Condition.ATTENTIONAL: Condition.ATTENTIONAL,
+}
 
 
 def build(*, study: Study, profile: Profile) -> dict:

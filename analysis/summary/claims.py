@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from annotations.vocabulary import Condition
+
 ALPHA = 0.05
 # Below these sizes the report's intervals are too wide to read (docs/methods.md).
 MIN_PAIRS = 30  # bias rows: pairs answered twice
@@ -33,14 +35,14 @@ BIAS_WORDS = {
     "position_preference": BiasWords(
         "position", "the first position", "the last position", "first slot twice", "last slot twice"
     ),
-    "bandwagon": BiasWords(
+    Condition.BANDWAGON: BiasWords(
         "bandwagon",
         "bandwagon cues",
         "going against bandwagon cues",
         "followed the cue both times",
         "against it both times",
     ),
-    "attentional": BiasWords(
+    Condition.ATTENTIONAL: BiasWords(
         "distractor (attentional)",
         "the system a distractor sentence mentions",
         "the system a distractor sentence does not mention",

@@ -71,7 +71,7 @@ def describe_work(counted: dict) -> str:
     """ "Counts approved work only: 12 of 16 submitted assignments (...); 4 wait for review."."""
     a = counted.get("assignments") or {}
     rule = {"approved": "approved work only", "approved+pending": "approved and not-yet-reviewed work"}.get(
-        counted.get("rule"), str(counted.get("rule"))
+        str(counted.get("rule")), str(counted.get("rule"))
     )
     answers = counted.get("answers") or {}
     n_answers = sum(v.get("counted", 0) for v in answers.values())
@@ -85,14 +85,14 @@ def describe_work(counted: dict) -> str:
     return text + "."
 
 
-def empty_reasons(report: dict) -> dict[str, dict]:
+def empty_reasons(report: dict) -> dict[str, dict | None]:
     """``{table name: {"reason", "action", "link"}}`` for every table the report leaves empty."""
     counted = report.get("counted_work") or {}
     lc = report.get("length_control") or {}
     humans_pairwise = _human_reason(counted, "pairwise", "pairwise human answers")
     humans_ranking = _human_reason(counted, "ranking", "human rankings")
     judges = _judge_reason(report, counted)
-    reasons: dict[str, dict] = {}
+    reasons: dict[str, dict | None] = {}  # None: empty, and no reason to give
 
     if not report.get("bias"):
         reasons["bias"] = _join(judges, humans_pairwise)

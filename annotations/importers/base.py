@@ -9,6 +9,7 @@ line, row or element that is wrong, and is re-runnable: rows are written with
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import json
 import re
@@ -181,7 +182,7 @@ def upsert(
     if not rows:
         return
     if update_fields:
-        model.objects.bulk_create(
+        model._default_manager.bulk_create(  # the model's ``objects``, for any model class
             rows,
             batch_size=BATCH_SIZE,
             update_conflicts=True,
@@ -189,7 +190,7 @@ def upsert(
             update_fields=list(update_fields),
         )
     else:
-        model.objects.bulk_create(rows, batch_size=BATCH_SIZE, ignore_conflicts=True)
+        model._default_manager.bulk_create(rows, batch_size=BATCH_SIZE, ignore_conflicts=True)
 
 
 def sync_rows(
@@ -291,7 +292,7 @@ def record_source_files(*, study: Study, root: Path | None, paths: list[Path]) -
     for path in sorted(paths):
         sha = hashlib.sha256()
         with path.open("rb") as handle:
-            for chunk in iter(lambda handle=handle: handle.read(1 << 20), b""):
+            for chunk in iter(functools.partial(handle.read, 1 << 20), b""):
                 sha.update(chunk)
         name = str(path.relative_to(root)) if root and path.is_relative_to(root) else path.name
         digests[name] = sha.hexdigest()

@@ -26,6 +26,7 @@ from annotations.importers.base import (
 from annotations.importers.cobbler_content import RESPONDING_KEYS, CobblerContent
 from annotations.models import Assignment, Batch, Condition, Participant, Submission, Task
 from annotations.pseudonyms import pseudonymise
+from annotations.vocabulary import CrowdChoice
 
 HUMAN_BIAS = Path("human/batches/human_bias")
 # condition -> the folder the authors used ("distraction" is our "attentional").
@@ -65,7 +66,7 @@ def _cue(condition: str, item: dict[str, Any], percent: int, where: str) -> dict
             raise BadInput(where, f"'order' must be first or last, not {value!r}")
         return {"order": value}
     if condition == Condition.BANDWAGON:
-        if value not in ("A", "B"):
+        if value not in (CrowdChoice.A, CrowdChoice.B):
             raise BadInput(where, f"'bandwagon_order' must be A or B, not {value!r}")
         # The banner the page showed (the human study used a fixed 85%, section 3.7).
         return {
@@ -73,7 +74,7 @@ def _cue(condition: str, item: dict[str, Any], percent: int, where: str) -> dict
             "percent": percent,
             "text": f"Note: {percent}% of people believe that System {value} is better.",
         }
-    slots = [slot for slot in ("A", "B") if isinstance(value, str) and f"System {slot}" in value]
+    slots = [slot for slot in (CrowdChoice.A, CrowdChoice.B) if isinstance(value, str) and f"System {slot}" in value]
     if len(slots) != 1:
         raise BadInput(where, f"'distractor' must name exactly one of System A / System B: {value!r}")
     return {"cue_slot": slots[0], "distractor": value}
@@ -96,7 +97,7 @@ def _read_tasks(content: CobblerContent, condition: str, folder: str, k: int) ->
         model_a, model_b = item["Model A"], item["Model B"]
         if model_a not in RESPONDING_KEYS or model_b not in RESPONDING_KEYS or model_a == model_b:
             raise BadInput(where, f"unknown or equal models {model_a!r}, {model_b!r}")
-        for slot, key in (("A", model_a), ("B", model_b)):
+        for slot, key in ((CrowdChoice.A, model_a), (CrowdChoice.B, model_b)):
             if item[f"System {slot}"] != content.response_texts[(index, key)]:
                 raise BadInput(where, f"System {slot} text differs from {key}'s response to instruction {index}")
         if not isinstance(item["pair_idx"], int) or item["pair_idx"] < 0:
@@ -131,9 +132,9 @@ def _decode_answers(raw: str, where: str) -> dict[int, str]:
             raise BadInput(where, f"unknown task key {name!r}")
         if not isinstance(ticked, dict) or not all(isinstance(ticked.get(s, False), bool) for s in "AB"):
             raise BadInput(where, f"{name} must be {{A: bool, B: bool}}")
-        a, b = ticked.get("A", False), ticked.get("B", False)
+        a, b = ticked.get(CrowdChoice.A, False), ticked.get(CrowdChoice.B, False)
         if a != b:  # exactly one ticked; empty and both-ticked tasks store nothing
-            answers[int(number) - 1] = "A" if a else "B"
+            answers[int(number) - 1] = CrowdChoice.A if a else CrowdChoice.B
     return answers
 
 
@@ -256,7 +257,7 @@ def _write_study(content: CobblerContent, condition: str, batches: list[tuple[li
             assignment = assignment_ids[(batch_ids[k], participant_ids[hashes[row.worker]])]
             for pos, slot in sorted(row.answers.items()):
                 spec = specs[pos]
-                chosen_key = spec.slot_keys[0 if slot == "A" else 1]
+                chosen_key = spec.slot_keys[0 if slot == CrowdChoice.A else 1]
                 submissions.append(
                     Submission(
                         assignment_id=assignment,

@@ -24,6 +24,7 @@ from jsonschema.exceptions import ValidationError as SchemaError
 
 from annotations.importers.base import BadInput, read_json_lines
 from annotations.importers.generic_settings import EXTRA_FILES, GoldRow, check_gold, check_settings
+from annotations.vocabulary import Condition
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "study.schema.json"
 # file name -> (schema $defs entry, required)
@@ -34,7 +35,6 @@ FILES = {
     "rankings.jsonl": ("ranking", False),
 }
 MAX_ERRORS = 50
-CUED_CONDITIONS = ("bandwagon", "attentional")
 
 
 @dataclass(frozen=True)
@@ -351,7 +351,7 @@ def _votes(rows: list[tuple[str, dict]], plan: StudyPlan, answered: dict[str, li
             model_b,
             value["winner"],
             value["annotator"],
-            value.get("condition", "plain"),
+            value.get("condition", Condition.PLAIN),
             value.get("presented_first", "model_a"),
             value.get("cued", ""),
         )

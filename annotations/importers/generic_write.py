@@ -34,7 +34,7 @@ from annotations.importers.base import (
     stable_key,
     upsert,
 )
-from annotations.importers.generic import CUED_CONDITIONS, StudyPlan, read_study
+from annotations.importers.generic import StudyPlan, read_study
 from annotations.importers.generic_settings import apply_extras
 from annotations.models import (
     Assignment,
@@ -50,11 +50,12 @@ from annotations.models import (
     Task,
 )
 from annotations.pseudonyms import pseudonymise
+from annotations.vocabulary import CROWD_CUED, CrowdChoice
 
 IMPORT_LABEL = "import: "  # batches this importer owns (and replaces on a re-import)
 PSEUDONYM = "annotator-"
 INDEX_OFFSET = 1_000_000  # moved instructions pass through here: (study, index) is unique
-CHOICE = {"model_a": "A", "model_b": "B", "tie": "T"}
+CHOICE = {"model_a": CrowdChoice.A, "model_b": CrowdChoice.B, "tie": CrowdChoice.TIE}
 
 
 def check_target(study: Study | None, slug: str) -> None:
@@ -270,7 +271,7 @@ def _human_work(
         groups.setdefault((vote.annotator, vote.condition), []).append(vote)
     for ranking in plan.rankings:
         groups.setdefault((ranking.annotator, Condition.RANKING.value), []).append(ranking)
-    next_index = {}
+    next_index: dict[str, int] = {}
     for condition, index in study.batches.values_list("condition", "index"):
         next_index[condition] = max(next_index.get(condition, 0), index + 1)
     batches = []
@@ -319,8 +320,8 @@ def _human_work(
             pair = pair_ids.get((slot_a, slot_b)) or pair_ids[(slot_b, slot_a)]
             presentation = Task.Presentation.AB if (slot_a, slot_b) in pair_ids else Task.Presentation.BA
             cue = {}
-            if condition in CUED_CONDITIONS:
-                cue = {"cue_slot": "A" if getattr(row, row.cued) == row.first_model else "B"}
+            if condition in CROWD_CUED:
+                cue = {"cue_slot": CrowdChoice.A if getattr(row, row.cued) == row.first_model else CrowdChoice.B}
             tasks.append(
                 Task(
                     batch=batch,
@@ -333,11 +334,15 @@ def _human_work(
                     cue=cue,
                 )
             )
-            choice = "T" if row.winner == "tie" else ("A" if getattr(row, row.winner) == row.first_model else "B")
+            choice = (
+                CrowdChoice.TIE
+                if row.winner == "tie"
+                else (CrowdChoice.A if getattr(row, row.winner) == row.first_model else CrowdChoice.B)
+            )
             answers.append(
                 {
                     "choice": choice,
-                    "chosen_response_id": {"A": slot_a, "B": slot_b}.get(choice),
+                    "chosen_response_id": {CrowdChoice.A: slot_a, CrowdChoice.B: slot_b}.get(choice),
                     "display_order": [slot_a, slot_b],
                 }
             )

@@ -6,7 +6,7 @@ alphabetical one), an instruction per (question_id, turn), a response per
 (instruction, model) holding the judged turn's answer and the whole conversation,
 and, for human judges, one batch per judge with one pairwise task per (pair,
 orientation) they voted on. Machine rows (``judge == "gpt4_pair"``) are left to
-``judging.importers``.
+``cobbler_site.wiring.mtbench_import``.
 
 Duplicates: the first vote stored for (judge, key, orientation) wins. Later rows
 for the same vote, in the same run or a later import, are skipped and counted.
@@ -34,10 +34,11 @@ from annotations.models import (
     Task,
 )
 from annotations.pseudonyms import pseudonymise
+from annotations.vocabulary import CrowdChoice, Presentation
 
 MACHINE_JUDGE = "gpt4_pair"
 WINNERS = ("model_a", "model_b", "tie", "tie (inconsistent)")
-HUMAN_CHOICE = {"model_a": "A", "model_b": "B", "tie": "T"}
+HUMAN_CHOICE = {"model_a": CrowdChoice.A, "model_b": CrowdChoice.B, "tie": CrowdChoice.TIE}
 
 
 @dataclass(frozen=True)
@@ -102,10 +103,12 @@ def _row(raw: Any, where: str) -> MtRow:
         raise BadInput(where, f"question_id must be a non-negative integer, not {qid!r}")
     if not isinstance(turn, int) or isinstance(turn, bool) or turn < 1:
         raise BadInput(where, f"turn must be a positive integer, not {turn!r}")
-    texts = {name: raw.get(name) for name in ("model_a", "model_b", "judge")}
-    for name, value in texts.items():
+    texts: dict[str, str] = {}
+    for name in ("model_a", "model_b", "judge"):
+        value = raw.get(name)
         if not isinstance(value, str) or not value.strip() or len(value) > 64:
             raise BadInput(where, f"{name} must be a non-empty string of at most 64 characters")
+        texts[name] = value
     if texts["model_a"] == texts["model_b"]:
         raise BadInput(where, "model_a and model_b are the same model")
     winner = raw.get("winner")
@@ -312,9 +315,9 @@ def import_mtbench_votes(*, content: MtContent, rows: list[MtRow]) -> None:
         slots = [content.response_ids[(row.question_id, row.turn, m)] for m in (row.model_a, row.model_b)]
         submissions[key] = Submission(
             assignment_id=assignment_ids[batch_ids[row.judge]],
-            task_id=task_ids[(batch_ids[row.judge], pair_id, "ab" if a_first else "ba")],
+            task_id=task_ids[(batch_ids[row.judge], pair_id, Presentation.AB if a_first else Presentation.BA)],
             choice=choice,
-            chosen_response_id={"A": slots[0], "B": slots[1]}.get(choice),
+            chosen_response_id={CrowdChoice.A: slots[0], CrowdChoice.B: slots[1]}.get(choice),
             display_order=slots,
             source=Submission.Source.IMPORT,
             idempotency_key=key,
@@ -336,7 +339,7 @@ def _upsert_vote_tasks(content: MtContent, humans: list[MtRow], batch_ids: dict[
     new = []
     for row in humans:
         pair_id, a_first = content.pair_of(row)
-        key = (batch_ids[row.judge], pair_id, "ab" if a_first else "ba")
+        key = (batch_ids[row.judge], pair_id, Presentation.AB if a_first else Presentation.BA)
         if key not in known:
             known.add(key)
             position = next_position.get(key[0], 0)

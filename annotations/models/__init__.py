@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from annotations.models.content import Candidate, Condition, Instruction, Pair, RationaleMode, Response, Study
+from annotations.models.content import Candidate, Instruction, Pair, RationaleMode, Response, Study
 from annotations.models.crowd import Assignment, Batch, LeaseLost, Participant, RejectReason, Submission, Task
 from annotations.models.qualification import QualificationItem
+from annotations.vocabulary import Condition
 
 __all__ = (
     "Assignment",

@@ -10,23 +10,6 @@ from django.db import models
 from cobbler_site.access import owned_by
 
 
-class Condition(models.TextChoices):
-    """Presentation conditions shared by crowd tasks and judge calls.
-
-    Humans and judges see the *same* condition ids, so "human bias vs judge
-    bias on the same pairs" is a join, not a project.
-    """
-
-    RANKING = "ranking", "Ranking (N answers, best first)"
-    PLAIN = "plain", "Plain pair"
-    ORDER = "order", "Order (pair shown twice, positions swapped)"
-    BANDWAGON = "bandwagon", "Bandwagon (X% of people prefer ...)"
-    ATTENTIONAL = "attentional", "Attentional (irrelevant sentence)"
-    COMPASSION = "compassion", "Compassion (real model names)"
-    FREQUENCY = "frequency", "Frequency (one system listed three times)"
-    SELECTIVE = "selective", "Selective (stated expectation)"
-
-
 class RationaleMode(models.TextChoices):
     """Whether a worker writes why, per task (Potato's free-text box)."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from django.conf import settings
@@ -9,7 +10,9 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 
-from annotations.models.content import Condition, Instruction, Pair, Response, Study
+from annotations import vocabulary
+from annotations.models.content import Instruction, Pair, Response, Study
+from annotations.vocabulary import Condition
 
 if TYPE_CHECKING:
     from annotations.answers import Answer
@@ -60,10 +63,7 @@ class Task(models.Model):
         CATCH = "catch", "Attention check: catch pair (one answer visibly broken)"
         GOLD = "gold", "Gold item (expected answer)"
 
-    class Presentation(models.TextChoices):
-        # Which canonical response sits in slot A ("System A").
-        AB = "ab", "response_a in slot A"
-        BA = "ba", "response_b in slot A"
+    Presentation = vocabulary.Presentation  # which canonical response sits in slot A ("System A")
 
     batch = models.ForeignKey(Batch, models.CASCADE, related_name="tasks")
     position = models.PositiveIntegerField()  # 0-based order within the batch
@@ -169,7 +169,7 @@ class AssignmentQuerySet(models.QuerySet):
         wins (status is no longer ACTIVE) or finds the lease expired.
         """
         now = timezone.now()
-        unopened_before = now - timezone.timedelta(minutes=unopened_lease_minutes())
+        unopened_before = now - timedelta(minutes=unopened_lease_minutes())
         never_opened = models.Q(opened_at__isnull=True, started_at__lt=unopened_before) & ~models.Exists(
             Submission.objects.filter(assignment=models.OuterRef("pk"))
         )

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Self
+
 from django.db import models
 
 from annotations.models.content import Study
+from annotations.vocabulary import CrowdChoice
 
 # Used for any study (the demo included) that defines no items of its own. Written for this
 # project; each has one clearly better answer given the reference.
@@ -14,7 +17,7 @@ DEFAULT_ITEMS: tuple[dict[str, str], ...] = (
         "reference": "Yes. The Pacific Ocean covers about a third of the Earth's surface.",
         "answer_a": "Yes, the Pacific is the largest ocean; it covers roughly a third of the planet.",
         "answer_b": "No, the largest ocean is Lake Superior, which is in Spain.",
-        "gold": "A",
+        "gold": CrowdChoice.A,
         "explanation": "System A agrees with the reference; System B is wrong and incoherent.",
     },
     {
@@ -22,7 +25,7 @@ DEFAULT_ITEMS: tuple[dict[str, str], ...] = (
         "reference": "Light travels much faster than sound, so the flash arrives first.",
         "answer_a": "Thunder is shy and waits for lightning to leave. Bananas are yellow.",
         "answer_b": "Because light is much faster than sound, the flash reaches us before the noise.",
-        "gold": "B",
+        "gold": CrowdChoice.B,
         "explanation": "System B explains the reason given in the reference; System A does not.",
     },
     {
@@ -30,7 +33,7 @@ DEFAULT_ITEMS: tuple[dict[str, str], ...] = (
         "reference": "No. Penguins are flightless birds; their wings are flippers for swimming.",
         "answer_a": "No. Penguins cannot fly; they use their flipper-like wings to swim.",
         "answer_b": "Yes, penguins migrate south every winter by flying over the mountains.",
-        "gold": "A",
+        "gold": CrowdChoice.A,
         "explanation": "System A matches the reference; System B contradicts it.",
     },
 )
@@ -40,8 +43,8 @@ class QualificationItem(models.Model):
     """A pairwise item with a gold answer, shown in the qualification round."""
 
     class Gold(models.TextChoices):
-        A = "A", "System A"
-        B = "B", "System B"
+        A = CrowdChoice.A.value, "System A"
+        B = CrowdChoice.B.value, "System B"
 
     study = models.ForeignKey(Study, models.CASCADE, related_name="qualification_items")
     position = models.PositiveSmallIntegerField(default=0)
@@ -63,7 +66,7 @@ class QualificationItem(models.Model):
         return f"{self.study.slug} qualification {self.position}"
 
     @classmethod
-    def for_study(cls, study: Study) -> list[QualificationItem]:
+    def for_study(cls, study: Study) -> list[Self]:
         """The study's items, creating the default three the first time. Idempotent."""
         items = list(cls.objects.filter(study=study))
         if not items:

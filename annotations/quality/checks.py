@@ -13,18 +13,19 @@ import random
 from collections.abc import Callable
 
 from annotations.models import Pair, Response, Task
+from annotations.vocabulary import CrowdChoice
 
 INSTRUCTED_TEXT = "Attention check: whatever you think of the answers, choose System {slot}."
 # Syllables for the gibberish mixed into a catch pair's broken answer.
 _SYLLABLES = ("blor", "zan", "qui", "fep", "dra", "mok", "vus", "trel", "gno", "pif", "wam", "sko")
-SLOTS = ("A", "B")
+SLOTS = (CrowdChoice.A, CrowdChoice.B)
 
 # Draws the cue of one task of the batch's condition ({"order": ...}, {"cue_slot": ...}, ...).
 CueMaker = Callable[[random.Random], dict]
 
 
 def _other(slot: str) -> str:
-    return "B" if slot == "A" else "A"
+    return CrowdChoice.B if slot == CrowdChoice.A else CrowdChoice.A
 
 
 def broken_text(text: str, rng: random.Random) -> str:
@@ -100,7 +101,7 @@ def gold_task(*, condition: str, pair: Pair, presentation: str, cue: dict) -> Ta
         presentation=presentation,
         cue=cue,
         role=Task.Role.GOLD,
-        expects={"slot": "A" if in_a else "B"},
+        expects={"slot": CrowdChoice.A if in_a else CrowdChoice.B},
     )
 
 

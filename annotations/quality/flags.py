@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from annotations.models import Assignment, Batch, Study, Submission, Task
 from annotations.quality.rules import rules_for
+from annotations.vocabulary import CrowdChoice
 
 logger = logging.getLogger(__name__)
 
@@ -92,19 +93,19 @@ def _straight_line(answers: list[Answered], rules: dict) -> dict | None:
         n = len(pairwise)
         same = Counter(a.choice for a in pairwise).most_common(1)[0]
         if same[1] == n:
-            chosen = "no preference" if same[0] == "T" else same[0]
+            chosen = "no preference" if same[0] == CrowdChoice.TIE else same[0]
             return _flag("straight_line", f"Chose {chosen} in {n} of {n} pairs", f"{n} of {n}", least)
         first = sum(1 for a in pairwise if a.display_order and a.chosen == a.display_order[0])
         if first == n:
             return _flag("straight_line", f"Chose the first answer shown in {n} of {n} pairs", f"{n} of {n}", least)
     rankings = [a for a in answers if a.kind == Task.Kind.RANKING and a.ranking]
-    if len(rankings) >= least and all(list(a.ranking) == list(a.display_order) for a in rankings):
+    if len(rankings) >= least and all(list(a.ranking or ()) == list(a.display_order) for a in rankings):
         n = len(rankings)
         return _flag("straight_line", f"Left {n} of {n} rankings in the order shown", f"{n} of {n}", least)
     return None
 
 
-def _failed_checks(answers: list[Answered], roles: tuple[str, ...], most: int, code: str, what: str) -> dict | None:
+def _failed_checks(answers: list[Answered], roles: tuple[str, ...], most: float, code: str, what: str) -> dict | None:
     checked = [a for a in answers if a.role in roles and (a.expects or {}).get("slot")]
     failed = sum(1 for a in checked if a.choice != a.expects["slot"])
     if failed <= most:

@@ -8,6 +8,7 @@ import random
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -22,6 +23,7 @@ from annotations.pseudonyms import pseudonymise
 
 # Answering lives in its own module; re-exported because callers import it from here.
 from annotations.services.answering import answered_by_another_page, shown_order, submit_task  # noqa: F401
+from annotations.vocabulary import CrowdChoice
 
 _ID_RE = re.compile(r"^[A-Za-z0-9_.@:-]{1,128}$")
 # MTurk shows a preview of the HIT with this placeholder before the worker accepts it.
@@ -154,7 +156,7 @@ def grade_qualification(*, participant: Participant, choices: Mapping[int, str])
         return []
     if participant.qualification_attempts >= study.qualification_attempts_allowed:
         raise ValidationError("No qualification attempts left.")
-    if any(choices.get(item.pk) not in ("A", "B") for item in items):
+    if any(choices.get(item.pk) not in (CrowdChoice.A, CrowdChoice.B) for item in items):
         raise ValidationError("Answer every question.")
     wrong = [item for item in items if choices[item.pk] != item.gold]
     # F() so two tabs submitting at once count two attempts, not one.
@@ -319,7 +321,7 @@ def _claim_one(*, participant: Participant, batch_id: int, session_hash: str) ->
                     batch=batch,
                     participant=participant,
                     external_session_hash=session_hash,
-                    leased_until=timezone.now() + timezone.timedelta(minutes=study.lease_minutes),
+                    leased_until=timezone.now() + timedelta(minutes=study.lease_minutes),
                 )
         except IntegrityError:
             return None  # this participant already holds (or held) it

@@ -14,6 +14,7 @@ from annotations.models import Assignment, Participant, Response, Study, Submiss
 from annotations.pseudonyms import pseudonymise
 from annotations.services.studies import review_assignment
 from annotations.shown import answer_letter, check_texts, cue_banner
+from annotations.vocabulary import CrowdChoice
 
 STATES = ("all", "pending", "approved", "rejected")
 SORTS = {
@@ -203,7 +204,9 @@ def _reviewed_task(study: Study, s: Submission, ranked: dict[int, Response]) -> 
         reference=task.instruction.reference,
         note=_shown_note(study, task),
         answers=answers,
-        choice={"A": "System A", "B": "System B", "T": "No preference (tie)"}.get(s.choice, s.choice),
+        choice={CrowdChoice.A: "System A", CrowdChoice.B: "System B", CrowdChoice.TIE: "No preference (tie)"}.get(
+            s.choice, s.choice
+        ),
         seconds=s.time_on_task_ms / 1000 if s.time_on_task_ms is not None else None,
         rationale=s.rationale,
         untouched=s.untouched,

@@ -7,8 +7,8 @@ import io
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Avg, Count, Q
@@ -70,7 +70,7 @@ def create_study(
     *,
     slug: str,
     name: str,
-    created_by: AbstractBaseUser | None = None,
+    created_by: Any = None,  # the researcher (request.user), as the judging services take it
     from_study: Study | None = None,
     overlap: int = 3,
     bandwagon_percent: int = 85,

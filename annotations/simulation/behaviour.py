@@ -18,6 +18,8 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from annotations.vocabulary import CrowdChoice
+
 # The demo's five systems (annotations.importers.demo): correct and complete, correct and short,
 # correct but padded, a few words, confidently wrong. A reader who checks the reference ranks
 # them roughly in this order.
@@ -90,13 +92,13 @@ def item_quality(*, seed: int, quality: Mapping[str, float], instruction: int, s
 def qualification_choices(worker: SimWorker, *, gold: Sequence[str], attempt: int, rng: random.Random) -> list[str]:
     """The worker's answers ("A"/"B") to the qualification items, whose right answers are ``gold``."""
     if worker.fails_qualification:
-        return ["B" if g == "A" else "A" for g in gold]
+        return [CrowdChoice.B if g == CrowdChoice.A else CrowdChoice.A for g in gold]
     if worker.is_careless and attempt == 0:
         return [rng.choice("AB") for _ in gold]
     answers = list(gold)
     if worker.first_attempt_slip and attempt == 0 and answers:
         slip = rng.randrange(len(answers))
-        answers[slip] = "B" if answers[slip] == "A" else "A"
+        answers[slip] = CrowdChoice.B if answers[slip] == CrowdChoice.A else CrowdChoice.A
     return answers
 
 
@@ -105,19 +107,19 @@ def choose_pair(
 ) -> str:
     """The slot ("A" or "B") this worker picks for a pair shown with ``cue``."""
     if worker.careless == "always_a":
-        return "A"
+        return CrowdChoice.A
     if worker.careless == "random":
         return rng.choice("AB")
     cue_slot = cue.get("cue_slot")
     if rng.random() < worker.first_slot:
-        return "A"
-    if cue_slot in ("A", "B"):
+        return CrowdChoice.A
+    if cue_slot in (CrowdChoice.A, CrowdChoice.B):
         follows = worker.attentional if cue.get("distractor") else worker.bandwagon
         if rng.random() < follows:
             return str(cue_slot)
     # Thurstone-like: a larger quality gap decides more reliably, a sensitive worker more so.
     p_a = 1.0 / (1.0 + math.exp(-2.5 * worker.sensitivity * (quality_a - quality_b)))
-    return "A" if rng.random() < p_a else "B"
+    return CrowdChoice.A if rng.random() < p_a else CrowdChoice.B
 
 
 def rank_answers(

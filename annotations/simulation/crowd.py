@@ -35,6 +35,7 @@ from annotations.simulation.behaviour import (
     qualification_choices,
     rank_answers,
 )
+from annotations.vocabulary import CrowdChoice
 
 CROWD_SIZE = 48
 CARELESS = 4
@@ -184,6 +185,7 @@ def _sit(participant: Participant, worker: SimWorker, seed: int, content: _Conte
     if step.name != "task":
         return None  # no batch left with a free place for this worker
     assignment, task = step.assignment, step.task
+    assert assignment is not None  # a task step carries its assignment
     sitting = Sitting(worker=worker, assignment=assignment)
     rng = random.Random(f"{seed}:{worker.label}:{assignment.batch.condition}:{assignment.batch.index}")
     while task is not None:
@@ -220,7 +222,7 @@ def _answer(
             values.insert(acceptable, answers.BAR)
         return values, ""
     expected_slot = (task.expects or {}).get("slot")
-    if task.role != Task.Role.ITEM and expected_slot in ("A", "B") and not worker.is_careless:
+    if task.role != Task.Role.ITEM and expected_slot in (CrowdChoice.A, CrowdChoice.B) and not worker.is_careless:
         return [], str(expected_slot)  # a careful worker reads the check and does what it asks
     slot_a, slot_b = task.slot_response_ids()
     choice = choose_pair(

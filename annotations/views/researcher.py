@@ -9,7 +9,7 @@ import json
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Q
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -21,18 +21,19 @@ from annotations.models import Assignment, Pair, Response, Study
 from annotations.services.recruitment import recruitment_links
 from annotations.services.review import flags_of
 from cobbler_site.access import Audience, allow
+from cobbler_site.htmx import HtmxHttpRequest
 
 HUB = "annotations/researcher/study.html"
 
 
-def _get_study_for_user(request: HttpRequest, slug: str) -> Study:
+def _get_study_for_user(request: HtmxHttpRequest, slug: str) -> Study:
     # Another researcher's study is a 404: don't reveal that it exists.
     return get_object_or_404(Study.objects.manageable_by(request.user), slug=slug)
 
 
 @allow(Audience.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def studies(request: HttpRequest) -> HttpResponse:
+def studies(request: HtmxHttpRequest) -> HttpResponse:
     form = StudyCreateForm(request.POST or None, sources=Study.objects.manageable_by(request.user))
     if request.method == "POST" and form.is_valid():
         try:
@@ -51,7 +52,7 @@ def study_url(study: Study, section: str = "") -> str:
     return reverse("annotations:study", args=[study.slug]) + (f"#{section}" if section else "")
 
 
-def _hub_context(request: HttpRequest, study: Study, **forms: object) -> dict:
+def _hub_context(request: HtmxHttpRequest, study: Study, **forms: object) -> dict:
     """Everything the hub shows; ``forms`` replaces a section's blank form by a bound, invalid one."""
     submitted = Assignment.objects.filter(batch__study=study, status=Assignment.Status.SUBMITTED)
     reviews = submitted.aggregate(
@@ -87,7 +88,7 @@ def _hub_context(request: HttpRequest, study: Study, **forms: object) -> dict:
 
 @allow(Audience.RESEARCHER)
 @require_GET
-def study(request: HttpRequest, slug: str) -> HttpResponse:
+def study(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     study = _get_study_for_user(request, slug)
     if request.htmx:
         # The progress table polls itself every 2 s; only its fragment is rendered then.
@@ -95,7 +96,7 @@ def study(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, HUB, _hub_context(request, study))
 
 
-def _back_to_hub(request: HttpRequest, study: Study, section: str) -> HttpResponse:
+def _back_to_hub(request: HtmxHttpRequest, study: Study, section: str) -> HttpResponse:
     # htmx posts from the hub itself: an HX-Redirect to the hub plus an anchor would only scroll
     # (a same-document navigation), so it gets the bare URL, which reloads; without JS, the section.
     return HttpResponseClientRedirect(study_url(study)) if request.htmx else redirect(study_url(study, section))
@@ -103,7 +104,7 @@ def _back_to_hub(request: HttpRequest, study: Study, section: str) -> HttpRespon
 
 @allow(Audience.RESEARCHER)
 @require_POST
-def study_settings(request: HttpRequest, slug: str) -> HttpResponse:
+def study_settings(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     study = _get_study_for_user(request, slug)
     # The form works on a copy: an invalid post must not leave half-changed fields on the instance.
     form = StudySettingsForm(request.POST, instance=Study.objects.get(pk=study.pk))
@@ -118,7 +119,7 @@ def study_settings(request: HttpRequest, slug: str) -> HttpResponse:
 
 @allow(Audience.RESEARCHER)
 @require_POST
-def generate(request: HttpRequest, slug: str) -> HttpResponse:
+def generate(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     study = _get_study_for_user(request, slug)
     form = GenerateBatchesForm(request.POST, request.FILES)
     if form.is_valid():
@@ -143,7 +144,7 @@ def generate(request: HttpRequest, slug: str) -> HttpResponse:
 
 @allow(Audience.RESEARCHER)
 @require_GET
-def export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
+def export(request: HtmxHttpRequest, slug: str, fmt: str) -> HttpResponse:
     study = _get_study_for_user(request, slug)
     if fmt not in ("csv", "json"):
         raise Http404("Export as csv or json.")

@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.debug import sensitive_post_parameters
@@ -19,12 +19,13 @@ from annotations.forms import BulkReviewForm, LookupForm, ReviewDecisionForm, Re
 from annotations.models import Assignment, RejectReason, Study
 from annotations.services import review as review_service
 from cobbler_site.access import Audience, allow
+from cobbler_site.htmx import HtmxHttpRequest
 
 PAGE = "annotations/researcher/review.html"
 PER_PAGE = 20
 
 
-def _get_study_for_user(request: HttpRequest, slug: str) -> Study:
+def _get_study_for_user(request: HtmxHttpRequest, slug: str) -> Study:
     # Another researcher's study is a 404: don't reveal that it exists.
     return get_object_or_404(Study.objects.manageable_by(request.user), slug=slug)
 
@@ -33,7 +34,9 @@ def _review_url(study: Study, filters: dict[str, str] | None = None) -> str:
     return reverse("annotations:review-list", args=[study.slug]) + ("?" + urlencode(filters) if filters else "")
 
 
-def _page_context(request: HttpRequest, study: Study, filters: dict[str, str], ids: list[int], **extra: object) -> dict:
+def _page_context(
+    request: HtmxHttpRequest, study: Study, filters: dict[str, str], ids: list[int], **extra: object
+) -> dict:
     page = Paginator(ids, PER_PAGE).get_page(request.GET.get("page"))
     entries = review_service.review_entries(study=study, assignment_ids=list(page.object_list))
     return {
@@ -53,18 +56,18 @@ def _page_context(request: HttpRequest, study: Study, filters: dict[str, str], i
 
 @allow(Audience.RESEARCHER)
 @require_GET
-def review_list(request: HttpRequest, slug: str) -> HttpResponse:
+def review_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     study = _get_study_for_user(request, slug)
     filter_form = ReviewFilterForm(request.GET or None, flags=review_service.flag_choices(study=study))
     filters = filter_form.filters() if request.GET else {"state": "all", "flag": "", "sort": "flags"}
-    ids = review_service.review_queue(study=study, **filters)
+    ids = review_service.review_queue(study=study, participant_ids=None, **filters)
     return render(request, PAGE, _page_context(request, study, filters, ids, filter_form=filter_form))
 
 
 @allow(Audience.RESEARCHER)
 @require_POST
 @sensitive_post_parameters("platform_id")  # kept out of error reports too
-def review_lookup(request: HttpRequest, slug: str) -> HttpResponse:
+def review_lookup(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """Hash the typed platform id and show that participant's submissions.
 
     A POST, and the id is not echoed back, so it reaches no URL, log line or history entry.
@@ -96,7 +99,7 @@ def review_lookup(request: HttpRequest, slug: str) -> HttpResponse:
 
 @allow(Audience.RESEARCHER)
 @require_POST
-def review_bulk(request: HttpRequest, slug: str) -> HttpResponse:
+def review_bulk(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """Approve or reject the ticked submissions (all or nothing), then back to the same filtered list."""
     study = _get_study_for_user(request, slug)
     filter_form = ReviewFilterForm(request.POST, flags=review_service.flag_choices(study=study))
@@ -118,7 +121,7 @@ def review_bulk(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             messages.success(request, f"{n} submission{'s' if n != 1 else ''} {data['decision']}.")
             return redirect(_review_url(study, filters))
-    ids = review_service.review_queue(study=study, **filters)
+    ids = review_service.review_queue(study=study, participant_ids=None, **filters)
     return render(
         request, PAGE, _page_context(request, study, filters, ids, filter_form=filter_form, bulk_form=form), status=422
     )
@@ -126,7 +129,7 @@ def review_bulk(request: HttpRequest, slug: str) -> HttpResponse:
 
 @allow(Audience.RESEARCHER)
 @require_POST
-def review(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
+def review(request: HtmxHttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     """One decision on one submission; htmx swaps that submission's entry in place."""
     study = _get_study_for_user(request, slug)
     assignment = get_object_or_404(
@@ -135,7 +138,7 @@ def review(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     form = ReviewDecisionForm(request.POST)
     error = ""
     if not form.is_valid():
-        error = "; ".join(e for errors in form.errors.values() for e in errors)
+        error = "; ".join(str(e) for errors in form.errors.values() for e in errors)
     else:
         try:
             services.review_assignment(assignment=assignment, **form.cleaned_data)

@@ -15,7 +15,9 @@ from __future__ import annotations
 import secrets
 import shutil
 import time
+from collections.abc import Set
 from pathlib import Path
+from typing import cast
 
 from django import forms
 from django.conf import settings
@@ -89,14 +91,18 @@ class StudyUploadForm(forms.Form):
     slug = forms.SlugField(required=False, max_length=64, help_text="slug of the new study")
     name = forms.CharField(required=False, max_length=200)
 
-    def __init__(self, *args, user=None, too_big: set[str] = frozenset(), **kwargs) -> None:
+    def __init__(self, *args, user=None, too_big: Set[str] = frozenset(), **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.too_big = too_big
         self.studies = {s.slug: s for s in _replaceable(user)}
-        self.fields["replace"].choices = [("", "— a new study —"), *((s, s) for s in self.studies)]
+        cast(forms.ChoiceField, self.fields["replace"]).choices = [
+            ("", "— a new study —"),
+            *((s, s) for s in self.studies),
+        ]
 
     def clean(self) -> dict:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         for field in FIELD_OF.values():
             upload = data.get(field)
             if field in self.too_big or (upload is not None and upload.size > max_upload_bytes()):
@@ -193,7 +199,8 @@ def study_import(request: HttpRequest) -> HttpResponse:
                 {"form": StudyUploadForm(user=request.user), "max_bytes": max_upload_bytes(), "too_large": True},
                 status=413,
             )
-        request.upload_handlers.insert(0, limit)
+        # Still a plain list: nothing has read the body yet (Django makes it immutable then).
+        cast(list, request.upload_handlers).insert(0, limit)
     return _study_import(request, limit)
 
 
@@ -227,7 +234,7 @@ def study_import_confirm(request: HttpRequest) -> HttpResponse:
     pending = request.session.get(SESSION_KEY)
     folder = _folder(pending.get("id", "")) if isinstance(pending, dict) else None
     # The posted id only says which preview the button belonged to; the session says what it holds.
-    if folder is None or request.POST.get("upload") != pending["id"]:
+    if folder is None or not isinstance(pending, dict) or request.POST.get("upload") != pending["id"]:
         messages.error(request, "That upload is no longer pending here; please upload the files again.")
         return redirect(reverse("annotations:study_import"))
     slug = pending["slug"]

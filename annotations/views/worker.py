@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db.models import Count
@@ -17,7 +18,6 @@ from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
-from django_htmx.middleware import HtmxDetails
 
 from annotations import answers, services, surveys
 from annotations.models import (
@@ -38,13 +38,10 @@ from annotations.shown import answer_letter, check_texts, cue_banner
 from annotations.worker_session import MTURK_SUBMIT_HOSTS, MTurkReturn, read_worker, remember_worker
 from cobbler_site import throttle
 from cobbler_site.access import Audience, allow
+from cobbler_site.htmx import HtmxHttpRequest
 
 # The completion page's announced, cancellable countdown back to Prolific (no meta refresh).
 DONE_REDIRECT_SECONDS = 20
-
-
-class HtmxHttpRequest(HttpRequest):
-    htmx: HtmxDetails
 
 
 def _go(request: HtmxHttpRequest, url: str) -> HttpResponse:
@@ -61,7 +58,7 @@ def no_store(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     """
 
     @functools.wraps(view)
-    def wrapper(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         response = view(request, *args, **kwargs)
         add_never_cache_headers(response)
         return response
@@ -74,13 +71,13 @@ def worker_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse
 
     @no_store
     @functools.wraps(view)
-    def wrapper(request: HtmxHttpRequest, slug: str, **kwargs: object) -> HttpResponse:
+    def wrapper(request: HtmxHttpRequest, slug: str, **kwargs: Any) -> HttpResponse:
         study = get_object_or_404(Study, slug=slug)
         identity = read_worker(request, study=study)
         participant = None
         if identity is not None:
             participant = Participant.objects.filter(pk=identity.participant_id, study=study).first()
-        if participant is None:
+        if identity is None or participant is None:  # (no identity: no participant either)
             return render(request, "annotations/worker/no_session.html", {"study": study}, status=403)
         participant.study = study  # spare the query behind participant.study
         request.worker_identity = identity  # type: ignore[attr-defined]  # the MTurk return, for done()
@@ -95,7 +92,7 @@ MTURK_FRAME_ANCESTORS = ["https://worker.mturk.com", *MTURK_SUBMIT_HOSTS.values(
 
 
 def _frameable_by_mturk(response: HttpResponse) -> HttpResponse:
-    response.xframe_options_exempt = True  # type: ignore[attr-defined]  # XFrameOptionsMiddleware
+    response.xframe_options_exempt = True  # read by XFrameOptionsMiddleware
     response._csp_replace = {"frame-ancestors": MTURK_FRAME_ANCESTORS}  # type: ignore[attr-defined]  # django-csp
     return response
 
@@ -112,6 +109,7 @@ def _step_url(study: Study, step: services.crowd.Step) -> str:
     if step.name == "qualify":
         return reverse("annotations:qualify", args=[study.slug])
     if step.name == "task":
+        assert step.assignment is not None and step.task is not None  # a task step carries both
         return reverse("annotations:task", args=[study.slug, step.assignment.pk, step.task.position])
     if step.name in ("pre_survey", "post_survey"):
         return reverse(f"annotations:{step.name.replace('_', '-')}", args=[study.slug])
@@ -344,6 +342,7 @@ def survey(
         return _go(request, _step_url(study, step))
     questions = surveys.questions_for(study, phase)
     form = surveys.SurveyForm(request.POST if request.method == "POST" else None, questions=questions)
+    assert step.assignment is not None  # a survey step carries the worker's assignment
     if form.is_valid():
         surveys.record_survey(assignment=step.assignment, phase=phase, answers=form.answers())
         return _go(request, reverse("annotations:work", args=[study.slug]))

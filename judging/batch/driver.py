@@ -30,11 +30,12 @@ from django.db import transaction
 from django.db.models import F, Q, Sum
 from django.utils import timezone
 
-from judging import llm
+from judging import enqueue, llm
 from judging.batch import client
 from judging.models import BatchRun, CachedCompletion, GenerationJob, Judge
 from judging.runner import Request, Result, enqueue_sync, kind_of, maybe_complete, store_results
 from judging.runner.work import estimate_cost
+from judging.vocabulary import RowStatus
 
 logger = logging.getLogger(__name__)
 State = BatchRun.State
@@ -103,9 +104,7 @@ def submit(job: Any) -> int:
         # finish it but this.
         maybe_complete(job)
         return 0
-    from judging.batch.tasks import submit_batch
-
-    submit_batch.delay(kind_of(job).name, job.pk)
+    enqueue.batch_submission(kind_of(job).name, job.pk)
     return 1
 
 
@@ -124,6 +123,7 @@ def submit_now(job: Any) -> BatchRun | None:
         if ids:
             enqueue_sync(job, ids)
         return None
+    synced: set[int]
     last, synced = None, set()
     while True:
         run, cached = _submit_one(job, exclude=synced)
@@ -141,7 +141,7 @@ def _free_rows(job: Any):  # a QuerySet of rows
     now = timezone.now()
     return (
         kind.rows(job)
-        .filter(status="pending", batch__isnull=True)
+        .filter(status=RowStatus.PENDING, batch__isnull=True)
         .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
         .order_by("pk")
     )
@@ -165,6 +165,7 @@ def _submit_one(job: Any, exclude: set[int]) -> tuple[BatchRun | None, set[int]]
         cached = set(
             CachedCompletion.objects.filter(key__in={r.cache_key for r in requests}).values_list("key", flat=True)
         )
+        lines: list[tuple[Line, bytes]]
         lines, size, to_sync = [], 0, [r.row.pk for r in requests if r.cache_key in cached]
         for line in plan_lines(r for r in requests if r.cache_key not in cached):
             encoded = (
@@ -198,9 +199,9 @@ def _affordable(job: Any, lines: list, estimates: list[Decimal]) -> tuple[list, 
     """The lines the budget still pays for; none left stops the job (BUDGET_EXHAUSTED)."""
     job_model = type(job)
     current = job_model.objects.select_for_update().get(pk=job.pk)
-    out = kind_of(job).rows(job).filter(status="pending", in_flight_usd__gt=0).aggregate(usd=Sum("in_flight_usd"))[
-        "usd"
-    ] or Decimal(0)
+    out = kind_of(job).rows(job).filter(status=RowStatus.PENDING, in_flight_usd__gt=0).aggregate(
+        usd=Sum("in_flight_usd")
+    )["usd"] or Decimal(0)
     left = current.budget_left() - out
     taken = 0
     while taken < len(lines) and estimates[taken] <= left:
@@ -246,9 +247,7 @@ def _send(job: Any, run: BatchRun, content: bytes, lines: list[Line]) -> BatchRu
     )
     run.refresh_from_db()
     logger.info("job %s: batch %s submitted (%d requests) as %s", job.pk, run.pk, len(lines), status.id)
-    from judging.batch.tasks import schedule_poll
-
-    schedule_poll(run.pk)
+    enqueue.batch_poll_chain(run.pk)
     return run
 
 
@@ -262,7 +261,9 @@ def fail(job: Any, run: BatchRun, error: str) -> None:
         ):
             return  # collected or failed already
         kind = kind_of(job)
-        rows = kind.load(job, list(kind.rows(job).filter(batch=run, status="pending").values_list("pk", flat=True)))
+        rows = kind.load(
+            job, list(kind.rows(job).filter(batch=run, status=RowStatus.PENDING).values_list("pk", flat=True))
+        )
         _uncount(job, [line.carrier for line in plan_lines(kind.requests(job, rows))] if rows else [])
         ids = _release(job, run, None)
         BatchRun.objects.filter(pk=run.pk).update(state=State.FAILED, error=error[:2000], collected_at=timezone.now())
@@ -271,7 +272,7 @@ def fail(job: Any, run: BatchRun, error: str) -> None:
 
 def _release(job: Any, run: BatchRun, only: set[int] | None) -> list[int]:
     """Take rows out of ``run`` (all, or ``only``) and send them to synchronous calls on commit."""
-    rows = kind_of(job).rows(job).filter(batch=run, status="pending")
+    rows = kind_of(job).rows(job).filter(batch=run, status=RowStatus.PENDING)
     if only is not None:
         rows = rows.filter(pk__in=only)
     ids = list(rows.values_list("pk", flat=True))
@@ -337,7 +338,9 @@ def collect(batch_run_id: int, status: client.BatchStatus, snapshot: llm.JudgeSn
             return State.COLLECTED  # another poller holds it, or collected it already
         job = run.job
         kind = kind_of(job)
-        rows = kind.load(job, list(kind.rows(job).filter(batch=run, status="pending").values_list("pk", flat=True)))
+        rows = kind.load(
+            job, list(kind.rows(job).filter(batch=run, status=RowStatus.PENDING).values_list("pk", flat=True))
+        )
         answers, failures = read_output(output, errors, prefix=f"{kind.name}-")
         results: list[Result] = []
         failed_ids: dict[int, str] = {}
@@ -395,10 +398,10 @@ def read_output(output: bytes, errors: bytes, *, prefix: str) -> tuple[dict[int,
             continue
         try:
             line = json.loads(raw)
-            cid = str(line["custom_id"])
-            if not cid.startswith(prefix):
-                raise ValueError(cid)
-            cid = int(cid.removeprefix(prefix))
+            named = str(line["custom_id"])
+            if not named.startswith(prefix):
+                raise ValueError(named)
+            cid = int(named.removeprefix(prefix))
         except (ValueError, KeyError, TypeError):
             continue  # a line naming no row of ours cannot be matched; its row counts as missing
         response = line.get("response") or {}
@@ -468,7 +471,7 @@ def summary(job: Any) -> list[dict[str, Any]]:
 
 
 def pending_in_batches(job: Any) -> int:
-    return kind_of(job).rows(job).filter(batch__isnull=False, status="pending").count()
+    return kind_of(job).rows(job).filter(batch__isnull=False, status=RowStatus.PENDING).count()
 
 
 def group_failures(failed: dict[int, str]) -> dict[str, list[int]]:

@@ -36,7 +36,7 @@ def schedule_poll(batch_run_id: int, *, countdown: float | None = None) -> str:
     """Start a (new) poll chain for a batch; an older chain for it stops at its next wake."""
     token = uuid.uuid4().hex
     cache.set(_token_key(batch_run_id), token, timeout=None)
-    poll_batch.apply_async(
+    poll_batch.apply_async_on_commit(  # type: ignore[attr-defined]  # Celery 5.4+; not in celery-types 0.26
         (batch_run_id, token), countdown=settings.BATCH_POLL_SECONDS if countdown is None else countdown
     )
     return token
@@ -72,7 +72,9 @@ def poll_batch(batch_run_id: int, token: str = "") -> str:
         cache.set(_token_key(batch_run_id), token, timeout=None)  # the cache forgot: adopt
     state = driver.poll(batch_run_id)
     if state == State.SUBMITTED:
-        poll_batch.apply_async((batch_run_id, token), countdown=settings.BATCH_POLL_SECONDS)
+        poll_batch.apply_async_on_commit(  # type: ignore[attr-defined]  # as above
+            (batch_run_id, token), countdown=settings.BATCH_POLL_SECONDS
+        )
     else:
         cache.delete(_token_key(batch_run_id))
     return state

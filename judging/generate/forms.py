@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 
@@ -30,7 +30,7 @@ class GenerationForm(forms.Form):
 
     def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["study"].queryset = Study.objects.manageable_by(user).order_by("slug")
-        self.fields["model"].queryset = (
+        cast(forms.ModelChoiceField, self.fields["study"]).queryset = Study.objects.manageable_by(user).order_by("slug")
+        cast(forms.ModelChoiceField, self.fields["model"]).queryset = (
             Judge.objects.usable_by(user).filter(kind=Judge.Kind.OPENAI, use_as_generator=True).order_by("name")
         )

@@ -76,6 +76,7 @@ def start_generation_job(
         )
     if pair_policy == GenerationJob.PairPolicy.SAMPLE:
         possible = _possible_pairs(study, key, instructions)
+        assert pair_sample_size is not None  # _check_options requires one for a sample
         if pair_sample_size > possible:
             raise JobError(
                 f"pair sample size {pair_sample_size} is more than the {possible} pairs the new answers can form"

@@ -6,6 +6,7 @@ from annotations.models import Candidate, Condition, Instruction, Pair, Response
 from cobbler_site.access import owned_by
 from judging.models.judges import Judge
 from judging.models.work import LLMJob, WorkRow
+from judging.vocabulary import Parser
 
 
 class JudgeJobQuerySet(models.QuerySet):
@@ -28,7 +29,7 @@ class JudgeJob(LLMJob):
     conditions = models.JSONField(default=list)
     pair_set = models.CharField(max_length=8, choices=PairSet, default=PairSet.ALL)
     prompt_version = models.CharField(max_length=32, blank=True)
-    parser = models.CharField(max_length=16, default="robust")  # robust | paper
+    parser = models.CharField(max_length=16, default=Parser.ROBUST)  # robust | paper
     bandwagon_percent = models.PositiveSmallIntegerField(default=85)
     invalid = models.PositiveIntegerField(default=0)
     # The study's candidate that is this judge's own model, resolved when the job starts:

@@ -4,13 +4,14 @@ import hashlib
 import json
 import os
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
-from judging import crypto, endpoints
+from judging import crypto, endpoints, vocabulary
 
 
 def validate_api_key_env(value: str) -> None:
@@ -42,7 +43,7 @@ class JudgeQuerySet(models.QuerySet):
     a judge without an owner only a superuser.
     """
 
-    def usable_by(self, user: object) -> JudgeQuerySet:
+    def usable_by(self, user: Any) -> JudgeQuerySet:
         if not (user is not None and getattr(user, "is_authenticated", False) and user.is_active and user.is_staff):
             return self.none()
         if user.is_superuser:
@@ -50,7 +51,7 @@ class JudgeQuerySet(models.QuerySet):
         visible = Q(owner__isnull=True) | Q(owner=user) | Q(is_shared=True) | Q(shared_with=user)
         return self.filter(pk__in=Judge.objects.filter(visible).values("pk"))
 
-    def editable_by(self, user: object) -> JudgeQuerySet:
+    def editable_by(self, user: Any) -> JudgeQuerySet:
         if not (user is not None and getattr(user, "is_authenticated", False) and user.is_active and user.is_staff):
             return self.none()
         return self if user.is_superuser else self.filter(owner=user)
@@ -63,16 +64,8 @@ class Judge(models.Model):
     against its own answers. ("Judge" is the historical name of this registry.)
     """
 
-    class Kind(models.TextChoices):
-        OPENAI = "openai", "OpenAI-compatible endpoint"
-        BASELINE = "baseline", "Built-in baseline"
-        IMPORTED = "imported", "Imported results (no endpoint)"
-
-    class Baseline(models.TextChoices):
-        LONGER = "longer"  # the length-only null judge
-        FIRST_SLOT = "first-slot"
-        LAST_SLOT = "last-slot"
-        RANDOM = "random"  # seeded
+    Kind = vocabulary.JudgeKind
+    Baseline = vocabulary.Baseline
 
     name = models.SlugField(max_length=64, unique=True)
     kind = models.CharField(max_length=16, choices=Kind)
@@ -106,11 +99,7 @@ class Judge(models.Model):
     # Seconds the client waits for one call; retries are ours, never the SDK's.
     request_timeout = models.FloatField(default=60.0)
 
-    class Transport(models.TextChoices):
-        OPENAI = "openai", "openai SDK"
-        # The same POST /chat/completions without the SDK: about a fifth of its CPU per
-        # call, for high-throughput local endpoints (vLLM, the simulator).
-        HTTP = "http", "Lean HTTP (no SDK)"
+    Transport = vocabulary.Transport
 
     transport = models.CharField(max_length=8, choices=Transport, default=Transport.OPENAI)
     # Roles in the registry: a judge, a candidate answer generator, or both.
@@ -131,7 +120,7 @@ class Judge(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    def save(self, *args: object, **kwargs: object) -> None:
+    def save(self, *args: Any, **kwargs: Any) -> None:
         """A new base_url drops the key, unless this same change sets a new one."""
         loaded = getattr(self, "_loaded", {})
         update_fields = kwargs.get("update_fields")

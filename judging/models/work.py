@@ -9,28 +9,21 @@ cancel, batch mode and live progress.
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
+
+from judging import vocabulary
 
 
 class LLMJob(models.Model):
     """A job: counters updated with F() expressions by many worker processes at once."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued"
-        RUNNING = "running"
-        PAUSED = "paused"
-        CANCELLED = "cancelled"
-        COMPLETED = "completed"
-        BUDGET_EXHAUSTED = "budget_exhausted"
-        FAILED = "failed"
-
-    class Mode(models.TextChoices):
-        SYNC = "sync", "One request per call"
-        # OpenAI's Batch API: one uploaded JSONL, answered within 24 h at the batch price.
-        BATCH = "batch", "Batch API (batch price, answered within 24 h)"
+    Status = vocabulary.JobStatus
+    Mode = vocabulary.JobMode
 
     status = models.CharField(max_length=20, choices=Status, default=Status.QUEUED)
     mode = models.CharField(max_length=8, choices=Mode, default=Mode.SYNC)
@@ -73,9 +66,40 @@ class LLMJob(models.Model):
 
     def transition(self, from_states: tuple[str, ...], to: str, **extra: object) -> bool:
         # Conditional UPDATE: of a pause and a completion racing, exactly one wins.
-        changed = type(self).objects.filter(pk=self.pk, status__in=from_states).update(status=to, **extra)
+        # _default_manager: the concrete job's ``objects`` (an abstract model declares no manager).
+        changed = type(self)._default_manager.filter(pk=self.pk, status__in=from_states).update(status=to, **extra)
         self.refresh_from_db()
         return bool(changed)
+
+    def complete_if_done(self) -> bool:
+        """RUNNING/BUDGET_EXHAUSTED -> COMPLETED once none of the job's rows is pending (a budget
+        stop that came with the very last call is a completion too). True for the one caller
+        that made the transition.
+
+        One conditional UPDATE (the pending check is in its WHERE): safe to call from every
+        chunk at once, exactly one wins; a QUEUED job (its rows still being written), a paused,
+        cancelled or failed one never completes here.
+        """
+        pending = self.row_model().objects.filter(job=OuterRef("pk"), status=WorkRow.Status.PENDING)
+        changed = (
+            type(self)
+            ._default_manager.filter(pk=self.pk, status__in=(self.Status.RUNNING, self.Status.BUDGET_EXHAUSTED))
+            .filter(~Exists(pending))
+            .update(status=self.Status.COMPLETED, finished_at=timezone.now())
+        )
+        self.refresh_from_db()
+        return bool(changed)
+
+    @classmethod
+    def row_model(cls) -> type[Any]:
+        """The WorkRow model whose ``job`` points at this job model (Judgment, Generation)."""
+        # related_model is a model class here ("self" only for self-referencing fields); Any,
+        # not WorkRow: callers filter on the concrete row's ``job``, which the base lacks.
+        return next(
+            cast(type[Any], rel.related_model)
+            for rel in cls._meta.related_objects
+            if rel.field.name == "job" and issubclass(cast(type, rel.related_model), WorkRow)
+        )
 
     def pause(self) -> bool:
         """RUNNING/QUEUED -> PAUSED. Idempotent; in-flight calls finish and are stored."""
@@ -106,7 +130,7 @@ class LLMJob(models.Model):
             return None
         return self.budget_usd - self.cost_usd - self.lost_cost_usd
 
-    def progress(self) -> dict[str, object]:
+    def progress(self) -> dict[str, Any]:
         """Figures for the progress bar: counts, rate (calls/s) and ETA in seconds."""
         finished = self.done + self.failed
         percent = 100.0 * finished / self.total if self.total else 100.0
@@ -129,10 +153,7 @@ class LLMJob(models.Model):
 class WorkRow(models.Model):
     """One call of a job: claimed by one chunk run at a time, stored once."""
 
-    class Status(models.TextChoices):
-        PENDING = "pending"
-        DONE = "done"
-        FAILED = "failed"
+    Status = vocabulary.RowStatus
 
     raw_text = models.TextField(blank=True)
     status = models.CharField(max_length=8, choices=Status, default=Status.PENDING)

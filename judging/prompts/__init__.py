@@ -15,10 +15,12 @@ from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
+from annotations.vocabulary import Condition
+
 PROMPTS_DIR = Path(__file__).resolve().parent
 DEFAULT_VERSION = "v1"
 # Conditions whose prompt names the models instead of the Star/Square aliases.
-NAMED_CONDITIONS = frozenset({"compassion"})
+NAMED_CONDITIONS = frozenset({Condition.COMPASSION})
 
 
 def available_versions() -> list[str]:
@@ -63,11 +65,11 @@ def _cue_sentence(t: dict[str, Any], condition: str, cue: dict[str, Any]) -> str
     if not slot:
         return ""
     label = t["labels"][0 if slot == "first" else 1]
-    if condition == "bandwagon":
+    if condition == Condition.BANDWAGON:
         return t["cues"]["bandwagon"].format(percent=cue.get("percent", 85), label=label)
-    if condition == "attentional":
+    if condition == Condition.ATTENTIONAL:
         return cue["distractor"]
-    if condition == "selective":
+    if condition == Condition.SELECTIVE:
         return t["cues"]["selective"].format(label=label)
     return ""
 
@@ -139,7 +141,7 @@ def render(
         ]
         labels = (f"System {t['labels'][0]}", f"System {t['labels'][1]}")
         format_lines = [t["format"], t["no_explanation"]]
-    if condition == "selective":
+    if condition == Condition.SELECTIVE:
         format_lines.append(t["selective_ignore"])
     block = "\n".join([t["fence"], *lines, t["fence"]])
     parts = [t["question"], t["instruction"].format(instruction=instruction)]

@@ -72,6 +72,8 @@ def _attempt(
     stop: threading.Event,
 ) -> tuple[str, object]:
     if limits is None:  # a baseline: answered locally, no request, nothing to count
+        # Baselines are judges only, and a judge prompt always carries its labels and texts.
+        assert request.labels is not None and request.texts is not None
         if stop.is_set():
             return "skip", request
         return "done", Outcome(

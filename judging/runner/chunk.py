@@ -29,6 +29,7 @@ from judging.runner import claims, dispatch, limits, store
 from judging.runner.calls import attempt
 from judging.runner.store import Outcome
 from judging.runner.work import WorkKind, estimate_cost, kind_of
+from judging.vocabulary import JudgeKind, RowStatus
 
 logger = logging.getLogger(__name__)
 FLUSH_SECONDS = 0.5
@@ -72,6 +73,8 @@ def run_chunk(
     a batch are skipped, so redelivered or duplicate messages never call twice for a row.
     """
     work = kind_of(kind)
+    if job_id is None:  # an old-style message without its job: no such job, nothing to answer
+        return 0
     ids = list(row_ids if row_ids is not None else judgment_ids or [])
     key = (work.name, job_id)
     model_id = _model_of.get(key)
@@ -155,9 +158,11 @@ def _next_rows(work: WorkKind, job: Any) -> list[int]:
 
 def _run_claimed(work: WorkKind, job: Any, token: str) -> int:
     judge = llm.JudgeSnapshot.of(job.judge)
-    rows = work.load(job, list(work.rows(job).filter(claim_token=token, status="pending").values_list("pk", flat=True)))
+    rows = work.load(
+        job, list(work.rows(job).filter(claim_token=token, status=RowStatus.PENDING).values_list("pk", flat=True))
+    )
     requests = work.requests(job, rows)
-    baseline = judge.kind == "baseline"
+    baseline = judge.kind == JudgeKind.BASELINE
     outcomes: list[Outcome] = []
     misses = requests
     if not baseline:  # baselines are free and seeded per row, so never cached

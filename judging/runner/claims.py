@@ -18,6 +18,7 @@ from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
 from judging.models import CachedCompletion
+from judging.vocabulary import RowStatus
 
 # The smallest amount the field holds: marks "a request is out" even for a free model.
 IN_FLIGHT_MARK = Decimal("0.000001")
@@ -30,7 +31,7 @@ def lease() -> timedelta:
 def claimable(rows: Any, now: Any) -> Any:
     """Rows a synchronous chunk may take now: never a batched row, never before not_before."""
     return (
-        rows.filter(status="pending", batch__isnull=True)
+        rows.filter(status=RowStatus.PENDING, batch__isnull=True)
         .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
         .filter(Q(not_before__isnull=True) | Q(not_before__lte=now))
     )
@@ -57,7 +58,7 @@ def claim(kind: Any, job: Any, row_ids: list[int], token: str) -> int:
 
 
 def renew(kind: Any, job: Any, token: str) -> None:
-    kind.rows(job).filter(claim_token=token, status="pending").update(claimed_until=timezone.now() + lease())
+    kind.rows(job).filter(claim_token=token, status=RowStatus.PENDING).update(claimed_until=timezone.now() + lease())
 
 
 def release(kind: Any, job: Any, token: str) -> None:
@@ -66,7 +67,7 @@ def release(kind: Any, job: Any, token: str) -> None:
     ``in_flight_usd`` stays: a row released with a request still out (a crashed chunk) is
     charged as lost by its next claimant.
     """
-    kind.rows(job).filter(claim_token=token, status="pending").update(claim_token="", claimed_until=None)
+    kind.rows(job).filter(claim_token=token, status=RowStatus.PENDING).update(claim_token="", claimed_until=None)
 
 
 def cached(keys: list[str]) -> dict[str, CachedCompletion]:

@@ -9,8 +9,10 @@ from django.conf import settings
 from django.db.models import Max
 from django.utils import timezone
 
+from judging import enqueue
 from judging.models import LLMJob
 from judging.runner.work import WorkKind, kind_of
+from judging.vocabulary import RowStatus
 
 logger = logging.getLogger(__name__)
 
@@ -18,6 +20,8 @@ logger = logging.getLogger(__name__)
 def chunked(keyed: list[tuple[int, str]]) -> list[list[int]]:
     """Rows sorted by prompt hash, in chunks that never split a hash: identical prompts (plain
     repeats one order presentation) meet in one chunk, which calls the model once."""
+    chunks: list[list[int]]
+    chunk: list[int]
     size, chunks, chunk, last_hash = settings.JUDGING_CHUNK_SIZE, [], [], None
     for pk, prompt_hash in sorted(keyed, key=lambda row: (row[1] or "", row[0])):
         if len(chunk) >= size and prompt_hash != last_hash:
@@ -31,18 +35,13 @@ def chunked(keyed: list[tuple[int, str]]) -> list[list[int]]:
 
 
 def send(kind: str, job_id: int, chunks: list[list[int]], countdown: float | None = None) -> int:
-    from judging.tasks import run_work_chunk
-
-    for ids in chunks:
-        if countdown:
-            run_work_chunk.apply_async((kind, job_id, ids), countdown=countdown)
-        else:
-            run_work_chunk.delay(kind, job_id, ids)
-    return len(chunks)
+    return enqueue.work_chunks(kind, job_id, chunks, countdown=countdown)
 
 
 def _sync_rows(work: WorkKind, job: Any) -> Any:
-    return work.rows(job).filter(status="pending", batch__isnull=True).exclude(claimed_until__gte=timezone.now())
+    return (
+        work.rows(job).filter(status=RowStatus.PENDING, batch__isnull=True).exclude(claimed_until__gte=timezone.now())
+    )
 
 
 def enqueue_sync(job: Any, row_ids: list[int] | None = None) -> int:
@@ -70,7 +69,7 @@ def enqueue_pending(job: Any) -> int:
         try:
             from judging.batch import driver
         except ImportError:
-            driver = None
+            driver = None  # type: ignore[assignment]  # the Batch API driver is optional
         if driver is not None and hasattr(driver, "submit"):
             return driver.submit(job)
         logger.warning("job %s: batch mode without a batch driver; running synchronously", job.pk)
@@ -81,7 +80,7 @@ def schedule_deferred(work: WorkKind, job: Any, ids: list[int]) -> int:
     """After a chunk: its rows waiting for a retry go back to the queue with a countdown."""
     # Every deferred row, due or not: a short Retry-After may already have passed.
     later = work.rows(job).filter(
-        pk__in=ids, status="pending", batch__isnull=True, claim_token="", not_before__isnull=False
+        pk__in=ids, status=RowStatus.PENDING, batch__isnull=True, claim_token="", not_before__isnull=False
     )
     last = later.aggregate(at=Max("not_before"))["at"]
     if last is None:
@@ -91,16 +90,10 @@ def schedule_deferred(work: WorkKind, job: Any, ids: list[int]) -> int:
 
 
 def maybe_complete(job: Any) -> bool:
-    """RUNNING -> COMPLETED once nothing is pending (a budget stop that came with the very
-    last call is a completion too). Safe to call from every chunk: exactly one caller wins
-    the transition, and for a generation job that one finishes it (responses, pairs)."""
-    work = kind_of(job)
-    if work.rows(job).filter(status="pending").exists():
-        return False
-    done = job.transition(
-        (job.Status.RUNNING, job.Status.BUDGET_EXHAUSTED), job.Status.COMPLETED, finished_at=timezone.now()
-    )
-    if done and work.name == "generate":
+    """``job.complete_if_done()``; for a generation job, the one caller that completed it also
+    finishes it (responses, pairs). Safe to call from every chunk."""
+    done = job.complete_if_done()
+    if done and kind_of(job).name == "generate":
         try:
             from judging.generate.services import finish_generation_job
         except ImportError:

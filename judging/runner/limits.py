@@ -17,6 +17,7 @@ import fcntl
 import json
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
@@ -115,7 +116,7 @@ class AdaptiveConcurrency:
         self.last_cut = 0.0
         self.cond = threading.Condition()
 
-    def acquire(self, should_stop: object = None) -> bool:
+    def acquire(self, should_stop: Callable[[], bool] | None = None) -> bool:
         """Wait for a slot; False when ``should_stop()`` turned true meanwhile."""
         with self.cond:
             while True:

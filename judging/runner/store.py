@@ -23,6 +23,7 @@ from judging import llm
 from judging.models import CachedCompletion
 from judging.runner.claims import IN_FLIGHT_MARK
 from judging.runner.work import Request, Result, WorkKind, kind_of
+from judging.vocabulary import JudgeKind, RowStatus
 
 
 @dataclass
@@ -60,9 +61,9 @@ def admit(kind: WorkKind, job: Any, asks: list[tuple[Request, Decimal]]) -> tupl
                 return [], [], current.status
         admitted = asks
         if current is not None and current.budget_usd is not None:
-            out = kind.rows(job).filter(status="pending", in_flight_usd__gt=0).aggregate(usd=Sum("in_flight_usd"))[
-                "usd"
-            ] or Decimal(0)
+            out = kind.rows(job).filter(status=RowStatus.PENDING, in_flight_usd__gt=0).aggregate(
+                usd=Sum("in_flight_usd")
+            )["usd"] or Decimal(0)
             left = current.budget_usd - current.cost_usd - current.lost_cost_usd - out
             admitted = []
             for index, (request, estimate) in enumerate(asks):
@@ -129,12 +130,12 @@ def _apply(kind: WorkKind, job: Any, o: Outcome, now: datetime, *, batch: bool) 
     row.claim_token, row.claimed_until, row.completed_at, row.not_before = "", None, now, None
     if o.completion is None:
         error = o.error if o.retry_at is None else f"gave up after {row.attempts} attempts: {o.error}"
-        row.status, row.error = "failed", error[:1000]
+        row.status, row.error = RowStatus.FAILED, error[:1000]
         return {"failed": 1}
     c = o.completion
     deltas: dict[str, Any] = kind.fill(job, row, o.request, c)
     cost = Decimal(0) if o.cached else _as_stored(job.judge.price(c.tokens_in, c.tokens_out, batch=batch))
-    row.status, row.raw_text, row.error, row.cached = "done", c.text, "", o.cached
+    row.status, row.raw_text, row.error, row.cached = RowStatus.DONE, c.text, "", o.cached
     row.tokens_in, row.tokens_out, row.latency_ms, row.cost_usd = c.tokens_in, c.tokens_out, c.latency_ms, cost
     deltas.update(
         {
@@ -160,7 +161,11 @@ def store(kind: WorkKind, job: Any, outcomes: list[Outcome], *, token: str = "",
     rows, new_cache = [], []
     last_error = ""
     with transaction.atomic():
-        held = kind.rows(job).select_for_update().filter(pk__in=[o.request.row.pk for o in outcomes], status="pending")
+        held = (
+            kind.rows(job)
+            .select_for_update()
+            .filter(pk__in=[o.request.row.pk for o in outcomes], status=RowStatus.PENDING)
+        )
         held = held.filter(batch__isnull=False) if batch else held.filter(claim_token=token)
         held_ids = set(held.values_list("pk", flat=True))
         for o in outcomes:
@@ -174,7 +179,7 @@ def store(kind: WorkKind, job: Any, outcomes: list[Outcome], *, token: str = "",
             last_error = o.error or last_error
             rows.append(o.request.row)
             c = o.completion
-            if c is not None and not o.cached and job.judge.kind != "baseline":
+            if c is not None and not o.cached and job.judge.kind != JudgeKind.BASELINE:
                 new_cache.append(
                     CachedCompletion(
                         key=o.request.cache_key, raw_text=c.text, tokens_in=c.tokens_in, tokens_out=c.tokens_out

@@ -11,6 +11,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from annotations.vocabulary import JudgeSlot
 from judging import conditions, llm, parsers
 from judging.models import Generation, GenerationJob, JudgeJob, Judgment
 
@@ -51,8 +52,10 @@ def generation_cache_key(identity: str, messages: list[dict[str, Any]], params: 
 
 class WorkKind:
     name = ""
-    job_model: type = JudgeJob
-    row_model: type = Judgment
+    # Concrete models (an LLMJob and its WorkRow subclass), typed Any: the runner filters on
+    # their own fields (job, judge), which the abstract bases do not declare.
+    job_model: type[Any] = JudgeJob
+    row_model: type[Any] = Judgment
 
     def rows(self, job: Any) -> QuerySet:
         return self.row_model.objects.filter(job_id=job.pk)
@@ -138,13 +141,14 @@ class JudgeKind(WorkKind):
         if request is None:  # batch results: render again for the labels and echo strings
             request = self.requests(job, [row])[0]
         row.prompt_hash = request.prompt_hash
+        assert request.labels is not None  # a judge prompt always carries its labels
         choice = parsers.parse(
             job.parser, completion.text, labels=request.labels, echo_strings=request.prompt.echo_strings
         )
         pair = row.pair
         other = pair.response_b_id if row.slot1_response_id == pair.response_a_id else pair.response_a_id
         row.choice, row.valid = choice or "", choice is not None
-        row.chosen_response_id = (row.slot1_response_id if choice == "first" else other) if choice else None
+        row.chosen_response_id = (row.slot1_response_id if choice == JudgeSlot.FIRST else other) if choice else None
         return {"invalid": int(choice is None)}
 
 

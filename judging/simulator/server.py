@@ -184,9 +184,10 @@ class SimulatorServer:
     def stop(self) -> None:
         if not (self._loop and self._server):
             return
+        server = self._server
 
         async def close() -> None:
-            self._server.close()
+            server.close()
             tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
             for task in tasks:
                 task.cancel()

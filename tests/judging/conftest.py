@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -88,6 +89,18 @@ def start_worker(transactional_db) -> Iterator:
     for worker in workers:
         worker.stop()
     purge_broker()
+
+
+def sweep_until_finished(job) -> bool:
+    """One round of what the periodic stale-work sweeper does (for ``wait_until``); True once
+    the job is finished."""
+    from judging import services
+
+    job.refresh_from_db()
+    if job.is_finished:
+        return True
+    services.requeue_stale_work(stale_after=timedelta(0))
+    return False
 
 
 def worker_environment(monkeypatch: pytest.MonkeyPatch, **values: str) -> None:

@@ -259,11 +259,13 @@ def test_a_batch_is_collected_after_the_worker_is_killed(study, make_sim_judge, 
         worker.log()[-3000:]
     )
     worker.kill(signal.SIGKILL)
-    polled = BatchRun.objects.get(judge_job=job).last_polled_at
-    time.sleep(5)  # the provider finishes meanwhile; nobody is polling
     run = BatchRun.objects.get(judge_job=job)
+    polled = run.last_polled_at
+    provider_batch = simbatch.store_for(simulator).batches[run.provider_batch_id]
+    # The provider finishes meanwhile; nobody is polling.
+    assert wait_until(lambda: provider_batch.status == "completed", timeout=30, interval=0.05)
+    run.refresh_from_db()
     assert run.state == "submitted" and run.last_polled_at == polled
-    assert simbatch.store_for(simulator).batches[run.provider_batch_id].status == "completed"
 
     batch_worker()  # a new worker resumes polling the submitted batch
     assert _finished(job, timeout=60)

@@ -44,7 +44,7 @@ def test_run_judges_creates_baselines_on_demand(study, capsys, django_capture_on
     assert "72 judgments queued" in capsys.readouterr().out
     job = JudgeJob.objects.get()
     assert job.judge.baseline == "last-slot" and job.conditions == ["order", "attentional"]
-    assert len(callbacks) == 2
+    assert len(callbacks) == 3  # two chunk messages and the end of queueing wait for the commit
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,8 @@ import subprocess
 import pytest
 from django.core.management import call_command
 
-from annotations.management.commands import runstack
 from annotations.models import Study
+from cobbler_site.management.commands import runstack
 from judging.models import Judge
 from judging.services import create_judge, is_local_simulator_url, local_simulator_url, point_demo_judge_at
 from tests.conftest import PROJECT_ROOT

@@ -5,7 +5,6 @@ from __future__ import annotations
 import signal
 import socket
 import time
-from datetime import timedelta
 
 import pytest
 from django.db.models import Sum
@@ -13,7 +12,7 @@ from django.db.models import Sum
 from judging import services
 from judging.models import Judge, Judgment
 from tests.conftest import wait_until
-from tests.judging.conftest import worker_environment
+from tests.judging.conftest import sweep_until_finished, worker_environment
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow]
 
@@ -51,7 +50,7 @@ def test_a_failing_endpoint_does_not_starve_a_healthy_one(
     failing = make_sim_judge(name="failing", knobs="error_rate=1,errors=500", max_concurrency=8)
     healthy = make_sim_judge(name="healthy", knobs="latency_ms=100,seed=5", max_concurrency=4)
     worker = slow_retry_worker()
-    time.sleep(3)  # the worker is up: the clock measures scheduling, not start-up
+    assert worker.wait_ready(), worker.log()[-3000:]  # the clock measures scheduling, not start-up
     job1 = services.start_judge_job(
         study=study, judge=failing, condition_names=["order", "compassion", "bandwagon", "attentional"]
     )
@@ -85,7 +84,7 @@ def test_a_down_endpoint_does_not_hold_a_baseline_job(study, slow_retry_worker, 
         request_timeout=2.0,
     )
     worker = slow_retry_worker()
-    time.sleep(3)
+    assert worker.wait_ready(), worker.log()[-3000:]  # the bound measures scheduling, not start-up
     job1 = services.start_judge_job(
         study=study, judge=down, condition_names=["order", "compassion", "bandwagon", "attentional"]
     )
@@ -118,10 +117,8 @@ def test_a_killed_worker_leaves_every_request_counted(
     assert in_flight > 0  # requests were out when the worker died
 
     slow_retry_worker()
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not _refreshed(job).is_finished:
-        services.requeue_stale_work(stale_after=timedelta(0))  # what the periodic sweeper does
-        time.sleep(1)
+    # What the periodic sweeper does, once a second (its cadence, not a guess at how long it takes).
+    assert wait_until(lambda: sweep_until_finished(job), timeout=120, interval=1.0)
     assert job.status == "completed" and job.done == job.total == 72
     received = simulator.stats.total_calls
     assert job.calls == received

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import signal
 import time
-from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -15,6 +14,7 @@ from judging import conditions, services
 from judging.models import JudgeJob, Judgment
 from judging.simulator.behaviour import is_garbled, parse_knobs
 from tests.conftest import wait_until
+from tests.judging.conftest import sweep_until_finished
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow]
 SECRET = "sk-live-DO-NOT-LEAK-4242"
@@ -26,6 +26,12 @@ def finished(job: JudgeJob, timeout: float = 90) -> bool:
         return job.is_finished
 
     return wait_until(check, timeout=timeout, interval=0.3)
+
+
+def no_chunk_holds_rows(job: JudgeJob) -> bool:
+    """No chunk holds a claim on a pending row: the calls it had out are answered and stored
+    (or released), and it has stopped (a claim is cleared when its chunk lets go)."""
+    return not Judgment.objects.filter(job=job, status="pending").exclude(claim_token="").exists()
 
 
 @pytest.mark.parametrize("transport", ["openai", "http"])
@@ -75,11 +81,8 @@ def test_sigkill_mid_job_completes_with_every_judgment_stored_once(
     assert 0 < len(done_before) < job.total
 
     judge_worker()
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not job.is_finished:
-        services.requeue_stale_work(stale_after=timedelta(0))  # what the periodic sweeper does
-        time.sleep(1)
-        job.refresh_from_db()
+    # What the periodic sweeper does, once a second (its cadence, not a guess at how long it takes).
+    wait_until(lambda: sweep_until_finished(job), timeout=120, interval=1.0)
 
     assert job.status == "completed", worker.log()[-3000:]
     rows = Judgment.objects.filter(job=job)
@@ -113,7 +116,7 @@ def test_budget_stops_the_job_cleanly(study, make_sim_judge, simulator, judge_wo
     assert job.budget_usd - estimate < job.cost_usd <= job.budget_usd
     assert job.lost_calls == 0 and not Judgment.objects.filter(job=job, in_flight_usd__gt=0).exists()
     calls = simulator.stats.total_calls
-    time.sleep(1.5)
+    time.sleep(1.5)  # stays: it asserts that nothing is called within this window after the stop
     assert simulator.stats.total_calls == calls == job.calls == job.done  # nothing after the stop
     assert services.resume_job(job=job, budget_usd=Decimal("100"))
     assert finished(job) and job.status == "completed" and job.done == job.total
@@ -125,9 +128,9 @@ def test_pause_resume_and_cancel(study, make_sim_judge, simulator, judge_worker)
     job = services.start_judge_job(study=study, judge=judge, condition_names=["order", "bandwagon"])
     assert wait_until(lambda: (job.refresh_from_db() or job.done) >= 4, timeout=60)
     assert services.pause_job(job=job)
-    time.sleep(1.0)  # in-flight calls finish and are stored
+    assert wait_until(lambda: no_chunk_holds_rows(job), timeout=30, interval=0.05)  # in-flight calls are stored
     calls = sum(simulator.stats.calls.values())
-    time.sleep(1.5)
+    time.sleep(1.5)  # stays: it asserts that nothing is called within this window while paused
     job.refresh_from_db()
     assert job.status == "paused" and job.done < job.total
     assert sum(simulator.stats.calls.values()) == calls
@@ -136,9 +139,9 @@ def test_pause_resume_and_cancel(study, make_sim_judge, simulator, judge_worker)
     assert services.resume_job(job=job)
     assert wait_until(lambda: (job.refresh_from_db() or job.done) >= job.total // 2, timeout=60)
     assert services.cancel_job(job=job)
-    time.sleep(1.0)
+    assert wait_until(lambda: no_chunk_holds_rows(job), timeout=30, interval=0.05)  # in-flight calls are stored
     calls = sum(simulator.stats.calls.values())
-    time.sleep(1.5)
+    time.sleep(1.5)  # stays: it asserts that nothing is called within this window once cancelled
     job.refresh_from_db()
     assert job.status == "cancelled" and sum(simulator.stats.calls.values()) == calls
     assert services.resume_job(job=job)

@@ -34,7 +34,7 @@ def test_the_simulator_answers_429_with_retry_after_beyond_its_rpm(simulator):
     assert replies[0].status_code == 200
     limited = [r for r in replies if r.status_code == 429]
     assert limited and all(0 < float(r.headers["retry-after"]) <= 1.0 for r in limited)
-    time.sleep(float(limited[-1].headers["retry-after"]))
+    time.sleep(float(limited[-1].headers["retry-after"]))  # stays: waiting exactly as told is the test
     assert _post(simulator.base_url, model).status_code == 200  # Retry-After told the truth
     assert simulator.stats.rate_limited == len(limited)
     assert _post(simulator.base_url, "sim:seed=9").status_code == 200  # other models are not limited

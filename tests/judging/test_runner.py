@@ -168,7 +168,7 @@ def test_a_done_judgment_is_never_claimed_again(study, make_sim_judge, simulator
     assert sum(simulator.stats.calls.values()) == 36
 
 
-def test_the_sweeper_requeues_only_silent_running_jobs(study):
+def test_the_sweeper_requeues_only_silent_running_jobs(study, django_capture_on_commit_callbacks):
     from datetime import timedelta
 
     from django.utils import timezone
@@ -187,7 +187,11 @@ def test_the_sweeper_requeues_only_silent_running_jobs(study):
     sent = []
     from unittest import mock
 
-    with mock.patch.object(run_work_chunk, "delay", side_effect=lambda kind, *a: sent.append(a)):
+    # Messages leave on commit; the test's transaction never commits, so run them as if it had.
+    with (
+        mock.patch.object(run_work_chunk, "delay", side_effect=lambda kind, *a: sent.append(a)),
+        django_capture_on_commit_callbacks(execute=True),
+    ):
         assert sweep_stale_judge_work.apply().get() == 1  # 36 rows in one chunk of 50
     assert [job_id for job_id, _ in sent] == [silent.pk]
     assert set(sent[0][1]) == set(silent.judgments.values_list("pk", flat=True))

@@ -40,7 +40,7 @@ def test_it_launches_a_job_and_redirects_to_its_page(
     assert response.status_code == 302 and response.url == f"/judging/jobs/{job.pk}/"
     assert job.conditions == ["order", "bandwagon"] and job.total == 72
     assert job.budget_usd == Decimal("2.5") and job.status == "running"
-    assert len(callbacks) == 2  # enqueueing waits for the commit
+    assert len(callbacks) == 3  # two chunk messages and the end of queueing wait for the commit
 
 
 def test_htmx_launch_uses_hx_redirect(researcher_client, study, judge):

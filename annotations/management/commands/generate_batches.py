@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -27,7 +28,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--pairs-per-batch", type=int, default=15)
 
-    def handle(self, *args: object, **opts: object) -> None:
+    def handle(self, *args: Any, **opts: Any) -> None:
         study = Study.objects.filter(slug=opts["study"]).first()
         if study is None:
             raise CommandError(f"No study {opts['study']!r}.")

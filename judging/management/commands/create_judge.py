@@ -23,6 +23,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from judging import services
+from judging.vocabulary import Transport
 
 ROLES = ("judge", "generator")
 
@@ -85,8 +86,8 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=60.0)
         parser.add_argument(
             "--transport",
-            default="openai",
-            choices=["openai", "http"],
+            default=Transport.OPENAI,
+            choices=[Transport.OPENAI, Transport.HTTP],
             help="openai SDK (default) or lean HTTP for high-throughput local servers",
         )
         parser.add_argument("--owner", default="", help="username: a private judge of that researcher")

@@ -10,8 +10,10 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from annotations.models import Study
+from annotations.vocabulary import Condition
 from judging import prompts, services
 from judging.models import Judge, JudgeJob
+from judging.vocabulary import Parser
 
 
 class Command(BaseCommand):
@@ -21,12 +23,14 @@ class Command(BaseCommand):
         parser.add_argument("--study", required=True)
         parser.add_argument("--judge", required=True)
         parser.add_argument(
-            "--conditions", default="order", help="comma list: order,compassion,bandwagon,attentional,selective,plain"
+            "--conditions",
+            default=Condition.ORDER,
+            help="comma list: order,compassion,bandwagon,attentional,selective,plain",
         )
         parser.add_argument("--pair-set", default="all", choices=["all", "human"])
         parser.add_argument("--budget", default=None, help="USD; the job stops cleanly when reached")
         parser.add_argument("--bandwagon-percent", type=int, default=None)
-        parser.add_argument("--parser", default="robust", choices=["robust", "paper"])
+        parser.add_argument("--parser", default=Parser.ROBUST, choices=[Parser.ROBUST, Parser.PAPER])
         parser.add_argument("--prompt-version", default=prompts.DEFAULT_VERSION)
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument(

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from judging.importers import import_cobbler
+from cobbler_site.wiring.cobbler_import import import_cobbler
 
 
 class Command(BaseCommand):

@@ -1,7 +1,8 @@
 """`manage.py seed_demo [--if-empty] [--no-jobs] [--no-crowd]`: the demo study, ready to explore.
 
-It lives in the judging app because it wires both sides: the study content, crowd batches
-and a simulated crowd answering them (annotations) and the demo judges and jobs (judging).
+It lives in cobbler_site, above the apps, because it wires both sides: the study content,
+crowd batches and a simulated crowd answering them (annotations) and the demo judges and
+jobs (judging).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from annotations.services.design import generate_batches
 from annotations.simulation.crowd import simulate_crowd
 from judging.models import JudgeJob
 from judging.services import ensure_demo_judges, point_demo_judge_at, start_judge_job
+from judging.vocabulary import Baseline
 
 DEMO_USER = "researcher"
 DEMO_SEED = 2024
@@ -25,8 +27,8 @@ DEMO_SEED = 2024
 DEMO_CONDITIONS = (Condition.RANKING, Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL)
 # The judge side: the simulated judge on the paper's bias runs, and the length-only null.
 DEMO_JOBS = (
-    ("simulated-judge", ["order", "bandwagon", "attentional"]),
-    ("longer", ["order"]),
+    ("simulated-judge", [Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL]),
+    (Baseline.LONGER, [Condition.ORDER]),
 )
 
 

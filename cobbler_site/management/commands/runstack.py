@@ -1,4 +1,8 @@
-"""`make run`: the web server and a real Celery worker, stopped together on Ctrl-C."""
+"""`make run`: the web server and a real Celery worker, stopped together on Ctrl-C.
+
+It lives in cobbler_site, above the apps: it starts the whole site and points the demo judge
+(judging) at the simulator this server serves.
+"""
 
 from __future__ import annotations
 

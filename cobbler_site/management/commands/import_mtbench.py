@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from judging.importers import import_mtbench
+from cobbler_site.wiring.mtbench_import import import_mtbench
 
 
 class Command(BaseCommand):

@@ -1,0 +1,69 @@
+"""The words of the judging side, each spelled once: judge kinds, baselines, transports,
+parsers, job and row statuses, job modes.
+
+The models name these as ``Judge.Kind``, ``LLMJob.Status`` ... (aliases of the classes here),
+and code elsewhere names the member, never the string: ``tests/foundation/test_vocabulary.py``
+fails on a stray literal. Conditions, presentations and slots are shared with the crowd side
+and live in ``annotations.vocabulary``.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class JudgeKind(models.TextChoices):
+    OPENAI = "openai", "OpenAI-compatible endpoint"
+    BASELINE = "baseline", "Built-in baseline"
+    IMPORTED = "imported", "Imported results (no endpoint)"
+
+
+class Baseline(models.TextChoices):
+    LONGER = "longer"  # the length-only null judge
+    FIRST_SLOT = "first-slot"
+    LAST_SLOT = "last-slot"
+    RANDOM = "random"  # seeded
+
+
+class Transport(models.TextChoices):
+    OPENAI = "openai", "openai SDK"
+    # The same POST /chat/completions without the SDK: about a fifth of its CPU per call,
+    # for high-throughput local endpoints (vLLM, the simulator).
+    HTTP = "http", "Lean HTTP (no SDK)"
+
+
+class Parser(models.TextChoices):
+    """How a judge's raw text becomes a slot (judging.parsers)."""
+
+    ROBUST = "robust", "Robust (the judge's own verdict, wherever it is)"
+    PAPER = "paper", "Paper (cobbler-method.md 3.1 exactly)"
+    # Not a parser: the verdicts came parsed from an imported file (MT-Bench judgments).
+    IMPORTED = "imported", "Imported verdicts (no parsing)"
+
+
+# The parsers a job may run on raw text.
+RUNNABLE_PARSERS = (Parser.ROBUST, Parser.PAPER)
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    PAUSED = "paused"
+    CANCELLED = "cancelled"
+    COMPLETED = "completed"
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    FAILED = "failed"
+
+
+class JobMode(models.TextChoices):
+    SYNC = "sync", "One request per call"
+    # OpenAI's Batch API: one uploaded JSONL, answered within 24 h at the batch price.
+    BATCH = "batch", "Batch API (batch price, answered within 24 h)"
+
+
+class RowStatus(models.TextChoices):
+    """One call of a job (a judgment or a generated answer)."""
+
+    PENDING = "pending"
+    DONE = "done"
+    FAILED = "failed"
