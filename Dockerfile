@@ -6,8 +6,9 @@ FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 DATA_DIR=/data DEBUG=0
 WORKDIR /app
 
-COPY requirements.txt .
-RUN pip install --no-cache-dir --no-deps -r requirements.txt
+# The runtime lock only (no test, lint or type-check tools); every file is checked against its hash.
+COPY requirements/runtime.txt requirements/runtime.txt
+RUN pip install --no-cache-dir --require-hashes --no-deps -r requirements/runtime.txt
 
 COPY . .
 RUN SECRET_KEY=collectstatic-only-not-a-runtime-key python manage.py collectstatic --noinput

@@ -2,20 +2,39 @@
 # Everything else is reached through them; nothing needs to be installed first but python3.
 VENV ?= .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
+LOCKS := requirements/runtime.txt requirements/dev.txt
+STAMP := $(VENV)/.installed-$(shell cat $(LOCKS) | sha1sum | cut -c1-12)
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-smoke lint venv bench clean
+.PHONY: run test test-smoke lint typecheck venv lock bench clean
 
-$(STAMP): requirements.txt
+# dev.txt is the complete lock (runtime + tools, every file hashed), so nothing is resolved here.
+$(STAMP): $(LOCKS)
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet --no-deps -r requirements.txt
+	$(VENV)/bin/pip install --quiet --require-hashes --no-deps -r requirements/dev.txt
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
 venv: $(STAMP)
+
+# Re-lock after editing requirements/*.in: pip-compile keeps every pin it can, so only what the
+# edit needs moves. LOCK_ARGS="--upgrade-package NAME" (or "--upgrade") moves pins on purpose.
+# pip-tools lives in its own venv so it never enters the locks it writes.
+LOCK_VENV ?= var/lock-venv
+PIP_TOOLS_VERSION ?= 7.6.2
+LOCK_FLAGS := --quiet --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url --no-emit-find-links
+
+$(LOCK_VENV)/bin/pip-compile:
+	python3 -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/pip install --quiet pip-tools==$(PIP_TOOLS_VERSION)
+
+lock: $(LOCK_VENV)/bin/pip-compile
+	CUSTOM_COMPILE_COMMAND="make lock" $(LOCK_VENV)/bin/pip-compile $(LOCK_FLAGS) $(LOCK_ARGS) \
+		--output-file requirements/runtime.txt requirements/runtime.in
+	CUSTOM_COMPILE_COMMAND="make lock" $(LOCK_VENV)/bin/pip-compile $(LOCK_FLAGS) $(LOCK_ARGS) \
+		--output-file requirements/dev.txt requirements/dev.in
 
 # The local demo runs with DEBUG on (the settings default is off): the development key, the
 # demo login, the simulator at /sim/v1 and judges on loopback. Production never sets it.
@@ -32,7 +51,7 @@ run: venv
 
 # The suite runs on whatever DATABASE_URL / REDIS_URL say (PostgreSQL + Redis in CI),
 # and on the embedded default (SQLite + filesystem broker) when they are unset.
-test: venv lint
+test: venv lint typecheck
 	DATA_DIR=$(CURDIR)/var/test $(PY) -m pytest $(PYTEST_ARGS)
 
 # The embedded-mode smoke part CI runs besides the full suite on PostgreSQL.
@@ -42,6 +61,10 @@ test-smoke: venv
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+
+# mypy with the django-stubs plugin over the apps and the site (mypy.ini; cache in var/mypy).
+typecheck: venv
+	$(VENV)/bin/mypy
 
 # Benchmarks measure production settings (DEBUG off) over plain http on loopback.
 BENCH_ENV := SECRET_KEY=$${SECRET_KEY:-bench-only-secret-key-not-for-deployment-0123456789} \

@@ -33,7 +33,7 @@ def check_texts(task: Task, text_a: str, text_b: str) -> tuple[str, str, str]:
     text in place of one slot's answer.
     """
     expects = task.expects if isinstance(task.expects, dict) else {}
-    texts = {CrowdChoice.A: text_a, CrowdChoice.B: text_b}
+    texts: dict[str, str] = {CrowdChoice.A: text_a, CrowdChoice.B: text_b}
     note = str(expects.get("text", "")) if task.role == Task.Role.INSTRUCTED else ""
     broken = expects.get("broken_slot")
     if task.role == Task.Role.CATCH and broken in texts and expects.get("broken_text"):

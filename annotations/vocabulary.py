@@ -63,13 +63,13 @@ class JudgeSlot(models.TextChoices):
 
 # The one translation between the crowd's letters and the judges' slots. A worker's "A" is the
 # answer shown first on the page, as a judge's "first" is the answer shown first in its prompt.
-JUDGE_SLOT_OF = {CrowdChoice.A: JudgeSlot.FIRST, CrowdChoice.B: JudgeSlot.SECOND}
-CROWD_CHOICE_OF = {slot: letter for letter, slot in JUDGE_SLOT_OF.items()}
+JUDGE_SLOT_OF: dict[str, JudgeSlot] = {CrowdChoice.A: JudgeSlot.FIRST, CrowdChoice.B: JudgeSlot.SECOND}
+CROWD_CHOICE_OF: dict[str, str] = {slot: letter for letter, slot in JUDGE_SLOT_OF.items()}
 
 
 # A slot named either way ("A"/"B" or "first"/"second": cues are stored both ways), as one side names it.
-AS_CROWD_CHOICE = {**{letter: letter for letter in JUDGE_SLOT_OF}, **CROWD_CHOICE_OF}
-AS_JUDGE_SLOT = {**JUDGE_SLOT_OF, **{slot: slot for slot in CROWD_CHOICE_OF}}
+AS_CROWD_CHOICE: dict[str, str] = {**{letter: letter for letter in JUDGE_SLOT_OF}, **CROWD_CHOICE_OF}
+AS_JUDGE_SLOT: dict[str, str] = {**JUDGE_SLOT_OF, **{slot: slot for slot in CROWD_CHOICE_OF}}
 
 
 def presentation_of(slot1_is_a: bool) -> Presentation:

@@ -22,7 +22,7 @@ SUPPORTED = (
     Condition.PLAIN,
 )
 DERIVED = DERIVED_FROM
-PRESENTATIONS = {Condition.PLAIN: (1,)}
+PRESENTATIONS: dict[str, tuple[int, ...]] = {Condition.PLAIN: (1,)}
 # Conditions whose two presentations swap the responses (the order run and its named twin).
 SWAPPED = (Condition.ORDER, Condition.COMPASSION)
 # Prompt versions that replay the authors' harness: prompt 1 of the order and compassion runs

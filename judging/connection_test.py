@@ -78,7 +78,8 @@ def run(judge: Any) -> ConnectionResult:
     choice = parsers.parse(
         Parser.ROBUST, completion.text, labels=prompt.answer_labels, echo_strings=prompt.echo_strings
     )
-    label = {JudgeSlot.FIRST: prompt.answer_labels[0], JudgeSlot.SECOND: prompt.answer_labels[1]}.get(choice or "", "")
+    labels: dict[str, str] = {JudgeSlot.FIRST: prompt.answer_labels[0], JudgeSlot.SECOND: prompt.answer_labels[1]}
+    label = labels.get(choice or "", "")
     latency = completion.latency_ms or int((time.monotonic() - start) * 1000)
     return ConnectionResult(
         ok=True,

@@ -32,7 +32,7 @@ PARSERS = RUNNABLE_PARSERS
 def parse(name: str, raw: str, *, labels: Sequence[str], echo_strings: Sequence[str] = ()) -> Choice:
     """Dispatch by parser name; ValueError for an unknown one."""
     try:
-        fn: Callable[..., Choice] = {Parser.ROBUST: parse_robust, Parser.PAPER: parse_paper}[name]
+        fn = _PARSER_FUNCTIONS[name]
     except KeyError:
         raise ValueError(f"unknown parser {name!r}; use one of {', '.join(PARSERS)}") from None
     return fn(raw, labels=labels, echo_strings=echo_strings)
@@ -699,3 +699,6 @@ def parse_robust(raw: str, *, labels: Sequence[str], echo_strings: Sequence[str]
             continue
         return None  # a tie or refusal after the last verdict
     return last.slot
+
+
+_PARSER_FUNCTIONS: dict[str, Callable[..., Choice]] = {Parser.ROBUST: parse_robust, Parser.PAPER: parse_paper}

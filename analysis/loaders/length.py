@@ -27,7 +27,7 @@ _TOKEN = re.compile(r"\w+|[^\w\s]")
 # else that failed to parse is not a verdict and is left out.
 TIE_TEXTS = ("tie", "tie (inconsistent)")
 TIE = "tie"  # the winner column's third value, beside the judge slots
-_HUMAN_CHOICE = {**JUDGE_SLOT_OF, CrowdChoice.TIE: TIE}
+_HUMAN_CHOICE: dict[str, str] = {**JUDGE_SLOT_OF, CrowdChoice.TIE: TIE}
 
 
 def measure(text: str, unit: str) -> int:

@@ -34,7 +34,11 @@ STUDIES = ((Condition.ORDER, "order"), (Condition.BANDWAGON, "bandwagon"), (Cond
 N_BATCHES = 25
 TASKS_PER_BATCH = 30
 TASK_KEYS = ("instruction", "pair_idx", "System A", "System B", "Model A", "Model B")
-CUE_KEY = {Condition.ORDER: "order", Condition.BANDWAGON: "bandwagon_order", Condition.ATTENTIONAL: "distractor"}
+CUE_KEY: dict[str, str] = {
+    Condition.ORDER: "order",
+    Condition.BANDWAGON: "bandwagon_order",
+    Condition.ATTENTIONAL: "distractor",
+}
 CSV_COLUMNS = ("WorkerId", "AssignmentId", "AssignmentStatus", "WorkTimeInSeconds", "SubmitTime", "Answer.taskAnswers")
 
 
@@ -125,7 +129,7 @@ def _decode_answers(raw: str, where: str) -> dict[int, str]:
         raise BadInput(where, "Answer.taskAnswers is not JSON") from None
     if not (isinstance(decoded, list) and len(decoded) == 1 and isinstance(decoded[0], dict)):
         raise BadInput(where, "Answer.taskAnswers must be a one-element list of {task_n: {A, B}}")
-    answers = {}
+    answers: dict[int, str] = {}
     for name, ticked in decoded[0].items():
         number = name.removeprefix("task_")
         if not (name.startswith("task_") and number.isdigit() and 1 <= int(number) <= TASKS_PER_BATCH):

@@ -79,6 +79,14 @@ class ReviewEntry:
         ]
 
 
+# How review shows a worker's choice.
+CHOICE_SHOWN: dict[str, str] = {
+    CrowdChoice.A: "System A",
+    CrowdChoice.B: "System B",
+    CrowdChoice.TIE: "No preference (tie)",
+}
+
+
 def flags_of(raw: object) -> list[Flag]:
     """Assignment.flags as Flag rows; the list is written by annotations.quality, so read it as data."""
     if not isinstance(raw, list):
@@ -204,9 +212,7 @@ def _reviewed_task(study: Study, s: Submission, ranked: dict[int, Response]) -> 
         reference=task.instruction.reference,
         note=_shown_note(study, task),
         answers=answers,
-        choice={CrowdChoice.A: "System A", CrowdChoice.B: "System B", CrowdChoice.TIE: "No preference (tie)"}.get(
-            s.choice, s.choice
-        ),
+        choice=CHOICE_SHOWN.get(s.choice, s.choice),
         seconds=s.time_on_task_ms / 1000 if s.time_on_task_ms is not None else None,
         rationale=s.rationale,
         untouched=s.untouched,

@@ -26,7 +26,7 @@ DEMO_SEED = 2024
 # The crowd side of the demo: every condition the worker pages support.
 DEMO_CONDITIONS = (Condition.RANKING, Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL)
 # The judge side: the simulated judge on the paper's bias runs, and the length-only null.
-DEMO_JOBS = (
+DEMO_JOBS: tuple[tuple[str, list[str]], ...] = (
     ("simulated-judge", [Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL]),
     (Baseline.LONGER, [Condition.ORDER]),
 )
