@@ -13,7 +13,7 @@ from typing import Any, cast
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from judging import vocabulary
@@ -64,10 +64,14 @@ class LLMJob(models.Model):
     def is_finished(self) -> bool:
         return self.status in self.FINISHED
 
-    def transition(self, from_states: tuple[str, ...], to: str, **extra: object) -> bool:
-        # Conditional UPDATE: of a pause and a completion racing, exactly one wins.
+    def transition(self, from_states: tuple[str, ...], to: str, *, where: Q | None = None, **extra: object) -> bool:
+        # Conditional UPDATE: of a pause and a completion racing, exactly one wins. ``where``
+        # adds a condition to the same statement (complete_if_done: nothing pending).
         # _default_manager: the concrete job's ``objects`` (an abstract model declares no manager).
-        changed = type(self)._default_manager.filter(pk=self.pk, status__in=from_states).update(status=to, **extra)
+        jobs = type(self)._default_manager.filter(pk=self.pk, status__in=from_states)
+        if where is not None:
+            jobs = jobs.filter(where)
+        changed = jobs.update(status=to, **extra)
         self.refresh_from_db()
         return bool(changed)
 
@@ -81,14 +85,12 @@ class LLMJob(models.Model):
         cancelled or failed one never completes here.
         """
         pending = self.row_model().objects.filter(job=OuterRef("pk"), status=WorkRow.Status.PENDING)
-        changed = (
-            type(self)
-            ._default_manager.filter(pk=self.pk, status__in=(self.Status.RUNNING, self.Status.BUDGET_EXHAUSTED))
-            .filter(~Exists(pending))
-            .update(status=self.Status.COMPLETED, finished_at=timezone.now())
+        return self.transition(
+            (self.Status.RUNNING, self.Status.BUDGET_EXHAUSTED),
+            self.Status.COMPLETED,
+            where=Q(~Exists(pending)),
+            finished_at=timezone.now(),
         )
-        self.refresh_from_db()
-        return bool(changed)
 
     @classmethod
     def row_model(cls) -> type[Any]:
