@@ -29,3 +29,6 @@ for _name, _value in TEST_ENV.items():
     os.environ.setdefault(_name, _value)
 
 from cobbler_site.settings import *  # noqa: E402, F403
+
+# About 170 tests create users; Django's default PBKDF2 costs ~0.3 s each and tests no hash.
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -55,7 +55,9 @@ def test_the_prefix_is_a_setting(db, settings, monkeypatch):
         services.create_judge(name="old", base_url="http://127.0.0.1:9/v1", model="m", api_key_env="JUDGE_KEY_X")
 
 
-def test_create_judge_refuses_other_variables_in_one_line(db):
+def test_create_judge_refuses_other_variables_in_one_line(transactional_db):
+    # transactional_db, not db: the child's write transaction must not wait on one this test holds
+    # open (SQLite's BEGIN IMMEDIATE takes the one write lock, so it would wait and fail "locked").
     result = subprocess.run(
         [
             sys.executable,
