@@ -61,7 +61,7 @@ def _build(*, study: Study, chosen: Profile, progress: Progress | None, counts: 
         "data_counts": counts,
     }
     step("bias", 0.0)
-    report["bias"] = bias.build(study=study, profile=chosen)
+    report.update(bias.build_section(study=study, profile=chosen))  # "bias" and "bias_reference"
     step("agreement", 0.3)
     report["agreement"] = agreement.build(study=study, profile=chosen)
     step("length control", 0.6)

@@ -7,6 +7,20 @@ from dataclasses import dataclass, field
 
 LEADING = {
     "bias": ["subject", "bias", "value", "n", "valid_rate", "random", "ci95_low", "ci95_high", "p_value"],
+    "bias_reference": [
+        "subject",
+        "bias",
+        "reference",
+        "value",
+        "judge_rate",
+        "reference_rate",
+        "n",
+        "clusters",
+        "ci95_low",
+        "ci95_high",
+        "p_value",
+        "p_adjusted",
+    ],
     "agreement": ["kind", "metric", "a", "b", "value", "n", "ci95_low", "ci95_high"],
     "length_control_summary": ["key", "value"],
     "length_control_judge_vs_human": ["judge", "condition", "agreement", "n", "ci95_low", "ci95_high"],
@@ -30,10 +44,11 @@ LEADING = {
 # Columns whose text is the same method for many rows: the page and the HTML export show a key
 # into a legend under the table instead of repeating it (the CSV and JSON keep the text).
 LEGEND_COLUMNS = {
-    "bias": ("null", "method", "interval"),
+    "bias": ("null", "method", "interval", "test"),
+    "bias_reference": ("reference_detail", "estimand", "test", "interval", "method"),
     "agreement": ("ties_rule", "unit", "aggregate"),
 }
-LEGEND_PREFIX = {"bias": "B", "agreement": "A"}
+LEGEND_PREFIX = {"bias": "B", "bias_reference": "R", "agreement": "A"}
 LC_SCALARS = (
     "unit",
     "join",
@@ -116,6 +131,7 @@ def tidy_tables(report: dict) -> list[Table]:
     summary += [{"key": f"counts.{k}", "value": v} for k, v in (lc.get("counts") or {}).items()]
     return [
         _table("bias", report.get("bias") or []),
+        _table("bias_reference", report.get("bias_reference") or []),
         _table("agreement", report.get("agreement") or []),
         _table("length_control_summary", summary),
         _table("length_control_judge_vs_human", lc.get("judge_vs_human", [])),

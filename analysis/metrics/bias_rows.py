@@ -2,22 +2,27 @@
 
 Row keys (design.md ``bias``): subject, bias, value, n, valid_rate, random, ci95, p_value;
 extras: ``value_all``/``n_all`` (every comparison), ``value_valid``/``n_valid`` (valid
-comparisons), ``hits``/``mirror`` (the counts the sign test compares), ``null`` (the
-hypothesis tested, in words), ``null_value`` (the row's expected value under it),
-``p_adjusted``, ``interval`` and ``method``; bandwagon/attentional add ``cue_following`` and
-``no_cue_agreement``. Every definition is written out in docs/methods.md ("Bias rates").
+comparisons), ``hits``/``mirror`` (the counts the test compares), ``null`` (the hypothesis
+tested, in words), ``null_value`` (the row's expected value under it), ``effect`` ((hits -
+mirror) / n, the tested effect) with ``effect_ci95``, ``clusters``, ``test``, ``family``
+(whether the row enters its subject's claim family), ``role`` (claimed | descriptive),
+``p_adjusted``, ``interval`` and ``method``; bandwagon/attentional add ``cue_following`` (with
+``cue_following_ci95``) and ``no_cue_agreement``. Every definition is in docs/methods.md ("Bias rates").
 
 - ``random`` is the theoretical uniform-random judge (cobbler-method.md 3.9), a reference
   column only: it enters no test.
-- Tests are exact two-sided sign tests of ``hits`` against ``mirror`` (Binomial(hits +
-  mirror, 1/2)); the rows whose no-bias value is not a fixed number (order_first,
-  order_last, compassion_first, compassion_last: it depends on how consistent the judge
-  is) carry no test of their own; their bias is tested by ``position_preference``.
-- Intervals are cluster-robust: a seeded cluster bootstrap over instructions (judges) or
-  over raters and instructions (humans, two-way), turned into a Wilson interval at the
-  effective sample size (``stats.cluster_wilson``) for rates, and a normal interval with
-  the bootstrap standard error (floored at the independent-pairs one) for
-  ``position_preference``.
+- Tests compare ``hits`` with ``mirror`` at the level of clusters, because pairs share
+  instructions, responses and raters (``analysis.metrics.cluster_tests``): judges by a
+  sign-flip randomisation test over instructions, humans by a two-way (raters x
+  instructions) cluster-robust t test. The rows whose no-bias value is not a fixed number
+  (order_first, order_last, compassion_first, compassion_last: it depends on how consistent
+  the judge is) carry no test of their own; their bias is tested by ``position_preference``.
+- Only the ``CLAIMED`` rows enter a claim family (``adjust``: Holm within a subject by default).
+- Intervals are cluster-robust: rates get a seeded cluster bootstrap over instructions
+  (judges) or raters and instructions (humans, two-way), turned into a Wilson interval at the
+  effective sample size (``stats.cluster_wilson``); the tested effect (and
+  ``position_preference``, whose value it is) gets Tango's paired score interval at the
+  effective sample size, which stays open when no pair is discordant.
 """
 
 from __future__ import annotations
@@ -25,8 +30,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis.metrics.cluster_tests import (
+    DRAWS,
+    EXACT_MAX,
+    cluster_t,
+    cluster_variance,
+    clustered_tango,
+    sign_flip_p,
+    tango_paired,
+)
 from analysis.metrics.stats import (
-    Z95,
     benjamini_hochberg,
     cluster_weights,
     cluster_wilson,
@@ -55,6 +68,13 @@ RANDOM_THRESHOLD = {
 }
 BIAS_ORDER = list(RANDOM_THRESHOLD)
 SIGNED = "position_preference"  # value = (hits - mirror) / n, in [-1, 1]
+HUMANS = "humans"
+# Rows a verdict may claim from: their null holds whatever the answers' quality (the cue or the
+# slot moves between the two presentations of the same pair, the answers do not).
+CLAIMED = ("position_preference", Condition.BANDWAGON, Condition.ATTENTIONAL)
+# Rows whose raw rate mixes the bias with quality (longer or own answers may simply be better):
+# descriptive; their claims are made against a reference on the same pairs (metrics/reference.py).
+CONFOUNDED = ("egocentric", "egocentric_comp", "salience_longer")
 BOOTSTRAP_REPLICATES = 1000
 BOOTSTRAP_SEED = 20240
 
@@ -79,7 +99,7 @@ UNTESTED = {
     "compassion_first": "not tested alone (its no-bias value depends on the judge's consistency)",
     "compassion_last": "not tested alone (its no-bias value depends on the judge's consistency)",
 }
-UNIT_COLUMNS = ["subject", "bias", "c0", "c1", "num", "den"]
+UNIT_COLUMNS = ["subject", "bias", "c0", "c1", "num", "den", "diff", "size"]
 
 
 def rates(counts: pd.DataFrame, *, denominator: str) -> pd.DataFrame:
@@ -115,6 +135,9 @@ def judge_units(units: pd.DataFrame, *, denominator: str) -> pd.DataFrame:
             "c1": 0,
             "num": num,
             "den": den,
+            # The tested effect's pieces: hits - mirror over the row's n, per instruction.
+            "diff": (units["hits"] - units["mirror"]).astype(float).to_numpy(),
+            "size": den,
         }
     )
 
@@ -127,13 +150,17 @@ def human_units(units: pd.DataFrame) -> pd.DataFrame:
 
 
 def intervals(units: pd.DataFrame, observed: pd.DataFrame) -> dict[tuple[str, str], list[float]]:
-    """Cluster-robust 95% interval per (subject, bias) of ``observed`` (see the module docstring)."""
+    """Cluster-robust 95% interval of every rate row of ``observed`` (see the module docstring).
+
+    ``position_preference`` is not here: its value is the tested effect, whose interval
+    comes from ``inference``.
+    """
     out: dict[tuple[str, str], list[float]] = {}
     if units.empty or observed.empty:
         return out
     lookup = observed.set_index(["subject", "bias"])
     for (subject, bias), g in units.groupby(["subject", "bias"], sort=False):
-        if (subject, bias) not in lookup.index:
+        if (subject, bias) not in lookup.index or bias == SIGNED:
             continue
         row = lookup.loc[(subject, bias)]
         value, n = float(row["value"]), float(row["n"])
@@ -142,30 +169,86 @@ def intervals(units: pd.DataFrame, observed: pd.DataFrame) -> dict[tuple[str, st
         codes = [pd.factorize(g["c0"])[0], pd.factorize(g["c1"])[0]]
         weights = cluster_weights(codes, replicates=BOOTSTRAP_REPLICATES, seed=BOOTSTRAP_SEED)
         reps = ratio_replicates(g["num"].to_numpy(), g["den"].to_numpy(), weights)
-        out[(subject, bias)] = _signed_interval(row, reps) if bias == SIGNED else cluster_wilson(value, n, reps)
+        out[(subject, bias)] = cluster_wilson(value, n, reps)
     return out
 
 
-def _signed_interval(row: pd.Series, reps: np.ndarray) -> list[float]:
-    """value +- 1.96 se, se = max(cluster-bootstrap sd, independent-pairs sd), clipped to [-1, 1].
+def inference(units: pd.DataFrame | None, hits: int, mirror: int, n: int, *, two_way: bool) -> dict:
+    """The cluster-level test of hits against mirror and the interval of the effect (hits - mirror) / n.
 
-    Independent pairs: each pair scores +1 (first twice), -1 (last twice) or 0, so
-    var = (p_first + p_last - value^2) / n.
+    Judges (one clustering, instructions): the sign-flip randomisation test of the
+    per-instruction sums of hits - mirror. Humans (raters x instructions): the two-way
+    cluster-robust t test. Either way the effect's interval is Tango's paired score interval
+    at the effective n (``cluster_tests.clustered_tango``). Without units (no clustering
+    known), the exact sign test on pooled pairs and Tango at n.
     """
-    value, n = float(row["value"]), float(row["n"])
-    share = (float(row["hits"]) + float(row["mirror"])) / n if n > 0 else 0.0
-    iid = np.sqrt(max(share - value**2, 0.0) / n) if n > 0 else 0.0
-    finite = reps[np.isfinite(reps)]
-    boot = float(np.std(finite, ddof=1)) if finite.size > 1 else 0.0
-    se = max(iid, boot)
-    return [float(max(-1.0, value - Z95 * se)), float(min(1.0, value + Z95 * se))]
+    if units is None or units.empty:
+        return {
+            "p_value": sign_test(hits, hits + mirror),
+            "effect_ci95": tango_paired(hits, mirror, n),
+            "clusters": None,
+            "test": "exact two-sided sign test of hits vs mirror on pooled pairs (no clusters known)",
+        }
+    diff, size = units["diff"].to_numpy(dtype=float), units["size"].to_numpy(dtype=float)
+    if two_way:
+        codes = [pd.factorize(units["c0"])[0], pd.factorize(units["c1"])[0]]
+        result = cluster_t(diff, size, codes)
+        variance = result.se**2 if np.isfinite(result.se) else float("nan")
+        p = result.p_value if np.isfinite(result.p_value) else sign_test(hits, hits + mirror)
+        clusters = min(len(set(c)) for c in codes)
+        test = (
+            f"two-sided cluster-robust t test of (hits - mirror) / n, two-way clustered by raters and "
+            f"instructions (CR1, t on {max(result.df, 0)} df)"
+        )
+    else:
+        codes = [pd.factorize(units["c0"])[0]]
+        _, variance, clusters = cluster_variance(diff, size, codes)
+        sums = np.bincount(codes[0], weights=diff)
+        p = sign_flip_p(sums)
+        test = (
+            f"two-sided sign-flip permutation test of the per-instruction sums of hits - mirror "
+            f"({clusters} instructions; {'exact' if np.count_nonzero(sums) <= EXACT_MAX else f'{DRAWS} draws'})"
+        )
+    return {"p_value": p, "effect_ci95": clustered_tango(hits, mirror, n, variance), "clusters": clusters, "test": test}
+
+
+def adjust(rows: list[dict], *, correction: str) -> None:
+    """Set ``p_adjusted`` on every row of a claim family (``family`` true), in place.
+
+    ``holm`` (default): Holm within each subject's family, so a judge's verdict does not
+    depend on which other judges share the report. ``bh``: Benjamini-Hochberg across every
+    family row of the table. Rows outside a family keep ``p_adjusted`` None.
+    """
+    for row in rows:
+        row["p_adjusted"] = None
+    members = [r for r in rows if r.get("family") and r.get("p_value") is not None]
+    if correction == "holm":
+        groups: dict[str, list[dict]] = {}
+        for r in members:
+            groups.setdefault(r["subject"], []).append(r)
+        batches = list(groups.values())
+    else:
+        batches = [members]
+    adjuster = holm if correction == "holm" else benjamini_hochberg
+    for batch in batches:
+        if batch:
+            for r, q in zip(batch, adjuster(np.array([r["p_value"] for r in batch], dtype=float)), strict=True):
+                r["p_adjusted"] = _f(q)
+
+
+def family_text(correction: str) -> str:
+    if correction == "holm":
+        return "Holm within the subject's claimed rows"
+    return "Benjamini-Hochberg across the table's claimed rows"
 
 
 def finish_rows(observed: pd.DataFrame, units: pd.DataFrame | None = None, *, correction: str) -> list[dict]:
-    """Interval, test and table-wide correction for every observed rate row.
+    """Interval, cluster-level test and correction for every observed rate row.
 
-    ``units`` are the bootstrap units (``judge_units``/``human_units``); without them the
-    interval is Wilson on the pooled calls (no clustering known).
+    ``units`` are the per-cluster units (``judge_units``/``human_units``); without them the
+    rate interval is Wilson on the pooled calls and the test the pooled sign test.
+    Only the ``CLAIMED`` rows enter a claim family; the ``CONFOUNDED`` rows carry their
+    test as a description (their claims are made against a reference, analysis.metrics.reference).
     """
     if observed.empty:
         return []
@@ -174,23 +257,26 @@ def finish_rows(observed: pd.DataFrame, units: pd.DataFrame | None = None, *, co
         merged["mirror"] = 0
     merged["bias_rank"] = merged["bias"].map(BIAS_ORDER.index)
     merged = merged.sort_values(["subject", "bias_rank"]).reset_index(drop=True)
-    cis = intervals(units if units is not None else pd.DataFrame(columns=UNIT_COLUMNS), merged)
-    tested = merged["bias"].isin(list(NULLS)) & (merged["n"] > 0)
-    merged["p_value"] = [
-        sign_test(int(h), int(h) + int(m)) if t else np.nan
-        for h, m, t in zip(merged["hits"], merged["mirror"], tested, strict=True)
-    ]
-    adjust = holm if correction == "holm" else benjamini_hochberg
-    merged["p_adjusted"] = adjust(merged["p_value"].to_numpy())
-    family = "Holm" if correction == "holm" else "Benjamini-Hochberg"
+    units = units if units is not None else pd.DataFrame(columns=UNIT_COLUMNS)
+    cis = intervals(units, merged)
+    # iter(): dict() of a GroupBy would call its .keys attribute (the grouping columns).
+    by_row = dict(iter(units.groupby(["subject", "bias"], sort=False))) if not units.empty else {}
     rows = []
     for r in merged.itertuples(index=False):
         n = int(r.n)
         value = _f(r.value)
+        hits, mirror = int(r.hits), int(r.mirror)
+        is_tested = r.bias in NULLS and n > 0
+        test = (
+            inference(by_row.get((r.subject, r.bias)), hits, mirror, n, two_way=r.subject == HUMANS)
+            if is_tested
+            else None
+        )
         ci = cis.get((r.subject, r.bias))
+        if r.bias == SIGNED and test is not None:
+            ci = test["effect_ci95"]
         if ci is None and value is not None and n > 0:
             ci = wilson(value, n) if r.bias != SIGNED else [float("nan"), float("nan")]
-        is_tested = r.bias in NULLS and n > 0
         row = {
             "subject": r.subject,
             "bias": r.bias,
@@ -199,32 +285,48 @@ def finish_rows(observed: pd.DataFrame, units: pd.DataFrame | None = None, *, co
             "valid_rate": _f(r.valid_rate),
             "random": RANDOM_THRESHOLD[r.bias],
             "ci95": [_f(x) for x in ci] if ci is not None else None,
-            "p_value": _f(r.p_value),
-            "p_adjusted": _f(r.p_adjusted),
+            "p_value": _f(test["p_value"]) if test else None,
+            "p_adjusted": None,
             "value_all": _f(r.value_all),
             "n_all": int(r.n_all),
             "value_valid": _f(r.value_valid),
             "n_valid": int(r.n_valid),
-            "hits": int(r.hits),
-            "mirror": int(r.mirror),
+            "hits": hits,
+            "mirror": mirror,
             "null": NULLS.get(r.bias, UNTESTED.get(r.bias, "")),
             "null_value": _null_value(r) if is_tested else None,
             "interval": _interval_text(r.bias, r.subject),
-            "method": (
-                f"exact two-sided sign test of hits vs mirror (Binomial(hits + mirror, 1/2)); "
-                f"{family} across the table's tested rows"
-                if is_tested
-                else "no test (descriptive)"
-            ),
+            "family": bool(is_tested and r.bias in CLAIMED),
+            "role": "claimed" if r.bias in CLAIMED else "descriptive",
         }
+        if test is not None:
+            row |= {
+                "effect": (hits - mirror) / n,
+                "effect_ci95": [_f(x) for x in test["effect_ci95"]],
+                "clusters": test["clusters"],
+                "test": test["test"],
+                "method": test["test"]
+                + (
+                    f"; {family_text(correction)}"
+                    if r.bias in CLAIMED
+                    else "; descriptive (no claim: longer or own answers may simply be better, see bias_reference)"
+                ),
+            }
+        else:
+            row["method"] = "no test (descriptive)"
         if r.bias in (Condition.BANDWAGON, Condition.ATTENTIONAL) and int(r.n_valid) > 0:
             # Per prompt, the share choosing the cued slot among pairs with both prompts answered:
             # (2 * followed twice + 1 * consistent) / (2 * n_valid) = 1/2 + (hits - mirror) / (2 n_valid).
-            row["cue_following"] = 0.5 + (int(r.hits) - int(r.mirror)) / (2 * int(r.n_valid))
+            n_valid = int(r.n_valid)
+            row["cue_following"] = 0.5 + (hits - mirror) / (2 * n_valid)
             row["no_cue_agreement"] = 0.5
+            if test is not None:
+                # The same effect on the per-prompt scale: cue_following - 1/2 = effect * n / (2 n_valid).
+                row["cue_following_ci95"] = [_f(0.5 + x * n / (2 * n_valid)) for x in test["effect_ci95"]]
         if "records" in merged.columns and pd.notna(r.records):
             row["records"] = int(r.records)
         rows.append(row)
+    adjust(rows, correction=correction)
     return rows
 
 
@@ -239,13 +341,16 @@ def _null_value(r: object) -> float | None:
 
 
 def _interval_text(bias: str, subject: str) -> str:
-    clusters = "raters and instructions (two-way)" if subject == "humans" else "instructions"
-    shape = (
-        "normal, se = max(bootstrap sd, independent-pairs sd)"
-        if bias == SIGNED
-        else "Wilson at the effective n = n / design effect (>= 1)"
+    clusters = "raters and instructions (two-way)" if subject == HUMANS else "instructions"
+    if bias == SIGNED:
+        return (
+            f"Tango's paired score interval of (hits - mirror) / n at the effective n = n / design effect, "
+            f"the design effect from the cluster-robust variance over {clusters}"
+        )
+    return (
+        f"95% cluster bootstrap over {clusters}, {BOOTSTRAP_REPLICATES} replicates, seed {BOOTSTRAP_SEED}; "
+        f"Wilson at the effective n = n / design effect (>= 1)"
     )
-    return f"95% cluster bootstrap over {clusters}, {BOOTSTRAP_REPLICATES} replicates, seed {BOOTSTRAP_SEED}; {shape}"
 
 
 def _f(x: object) -> float | None:

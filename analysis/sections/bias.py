@@ -11,13 +11,14 @@ import pandas as pd
 
 from analysis import loaders
 from analysis.metrics.bias import judge_bias_counts, judge_bias_units
-from analysis.metrics.bias_rows import finish_rows, human_units, judge_units, rates
+from analysis.metrics.bias_rows import adjust, family_text, finish_rows, human_units, judge_units, rates
 from analysis.metrics.human_bias import (
     count_units,
     human_bias_counts,
     human_bias_records,
     human_bias_units,
 )
+from analysis.metrics.reference import reference_rows
 from analysis.profiles import Profile
 from annotations.models import Study
 from annotations.vocabulary import Condition
@@ -35,16 +36,56 @@ HUMAN_STUDY = {
 
 def build(*, study: Study, profile: Profile) -> list[dict]:
     """Contract rows for judges (from single calls) and humans (from approved answers)."""
-    judges = judge_rows(loaders.judgments_frame(study), profile=profile)
-    humans = human_rows(
+    return build_section(study=study, profile=profile)["bias"]
+
+
+def build_section(*, study: Study, profile: Profile) -> dict[str, list[dict]]:
+    """The report's ``bias`` rows and ``bias_reference`` rows, corrected as one family per subject."""
+    return section_from_frames(
+        loaders.judgments_frame(study),
         loaders.human_pairwise_frame(study, profile=profile),
         loaders.responses_frame(study),
         loaders.assignment_reviews(study, profile=profile),
         profile=profile,
     )
+
+
+def section_from_frames(
+    judgments: pd.DataFrame,
+    human_answers: pd.DataFrame,
+    responses: pd.DataFrame,
+    reviews: pd.DataFrame,
+    *,
+    profile: Profile,
+) -> dict[str, list[dict]]:
+    """The section from the loaders' frames: the one path the report and the validity harness share.
+
+    ``bias_reference`` measures length and self-preference against a quality reference on the
+    same pairs (analysis.metrics.reference); its rows join their subject's claim family, so
+    the correction is applied once over both lists.
+    """
+    judges = judge_rows(judgments, profile=profile)
+    humans = human_rows(human_answers, responses, reviews, profile=profile)
     observed = pd.concat([judges[0], humans[0]], ignore_index=True)
     units = pd.concat([judges[1], humans[1]], ignore_index=True)
-    return finish_rows(observed, units, correction=profile.correction)
+    rows = finish_rows(observed, units, correction=profile.correction)
+    references = reference_rows(judgments, human_answers)
+    adjust(rows + references, correction=profile.correction)
+    for row in references:
+        row["method"] = f"{row['test']}; {family_text(profile.correction)}"
+    return {"bias": rows, "bias_reference": references}
+
+
+def from_frames(
+    judgments: pd.DataFrame,
+    human_answers: pd.DataFrame,
+    responses: pd.DataFrame,
+    reviews: pd.DataFrame,
+    *,
+    profile: Profile,
+) -> list[dict]:
+    """The ``bias`` rows alone (see ``section_from_frames``)."""
+    return section_from_frames(judgments, human_answers, responses, reviews, profile=profile)["bias"]
 
 
 def judge_rows(judgments: pd.DataFrame, *, profile: Profile) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -71,7 +112,7 @@ def human_rows(
         return pd.DataFrame(), pd.DataFrame()
     answers = attach_lengths(answers, responses, unit=profile.human_length_unit)
     per_rater = profile.human_average == "per-rater"
-    records = human_bias_records(answers)
+    records = human_bias_records(answers, denominator=profile.denominator)
     counts = human_bias_counts(records, per_rater=per_rater)
     out = rates(counts, denominator="valid")  # only approved (valid) work is loaded
     # The authors' figure is the mean of per-rater rates (3.14), not the pooled rate.

@@ -8,6 +8,7 @@ import pytest
 
 from analysis.metrics.bias import judge_bias_counts, judge_bias_units
 from analysis.metrics.bias_rows import finish_rows, judge_units, rates
+from analysis.metrics.cluster_tests import DRAWS
 from analysis.metrics.human_bias import human_bias_counts, human_bias_records, word_tokens
 from analysis.metrics.stats import benjamini_hochberg, holm, wilson
 from analysis.profiles import get_profile
@@ -131,8 +132,11 @@ def test_a_position_biased_judge_is_flagged_by_position_preference():
     assert rows["order_first"]["p_value"] is None  # tested by position_preference, not alone
     pref = rows["position_preference"]
     assert pref["value"] == pytest.approx(0.2) and (pref["hits"], pref["mirror"]) == (360, 240)
-    assert pref["p_adjusted"] < 1e-5
+    # Every one of the 60 instructions leans first: the sign-flip test's floor, 1 / (1 + draws),
+    # and Holm within this judge's claimed rows (position_preference alone here).
+    assert pref["p_value"] == pytest.approx(1 / (1 + DRAWS)) and pref["p_adjusted"] == pref["p_value"]
     assert pref["ci95"][0] < 0.2 < pref["ci95"][1]
+    assert pref["ci95"] == pref["effect_ci95"]
     assert rows["order_first"]["ci95"][0] < 0.6 < rows["order_first"]["ci95"][1]
     assert "Holm" in pref["method"] and "random" not in pref["method"]
     assert rows["order_first"]["random"] == 0.25 and rows["salience_longer"]["random"] == 0.5
@@ -188,12 +192,17 @@ def test_human_bias_per_rater_definitions():
             return ("A", "B")[twin]  # response a both times (it moved to slot B)
         return ("A", "B")[twin] if pair < 12 else "A"  # follows the cue on 12 of 15
 
-    counts = human_bias_counts(human_bias_records(_twin_answers(choose)), per_rater=True).set_index("bias")
+    records = human_bias_records(_twin_answers(choose), denominator="all")  # the authors' rules (cobbler-paper)
+    counts = human_bias_counts(records, per_rater=True).set_index("bias")
     assert counts.loc["order_first", "value_mean"] == pytest.approx(6 / 15)
     assert counts.loc["order_last", "value_mean"] == pytest.approx(3 / 15)
     # Salience: 6 consistent pairs (9-14), response a longer on odd pairs (9, 11, 13).
     assert counts.loc["salience_longer", "n_valid"] == 6
     assert counts.loc["salience_longer", "value_mean"] == pytest.approx(3 / 6)
+    # By default equal lengths (the even pairs) leave n, as for the judges: 3 of 3 kept pairs.
+    default = human_bias_counts(human_bias_records(_twin_answers(choose)), per_rater=True).set_index("bias")
+    assert default.loc["salience_longer", "n_valid"] == 3
+    assert default.loc["salience_longer", "value_mean"] == pytest.approx(3 / 3)
     assert counts.loc["bandwagon", "value_mean"] == pytest.approx(12 / 15)
     assert counts.loc["attentional", "value_mean"] == pytest.approx(12 / 15)
 

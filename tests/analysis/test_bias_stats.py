@@ -12,6 +12,7 @@ import pytest
 from analysis.length.stats import cluster_rate
 from analysis.metrics.bias import judge_bias_counts, judge_bias_units
 from analysis.metrics.bias_rows import finish_rows, human_units, judge_units, rates
+from analysis.metrics.cluster_tests import tango_paired
 from analysis.metrics.human_bias import human_bias_counts, human_bias_records, human_bias_units
 from analysis.metrics.stats import (
     bootstrap_weights,
@@ -133,19 +134,19 @@ def test_position_preference_by_hand():
     assert pref["n"] == 9 and (pref["hits"], pref["mirror"]) == (5, 1)
     assert pref["value"] == pytest.approx(4 / 9)
     assert rows["order_first"]["value"] - rows["order_last"]["value"] == pytest.approx(4 / 9)
-    # Sign test on the 6 inconsistent pairs, 5 vs 1: 2 * (1 + 6) / 64 = 0.21875.
-    assert pref["p_value"] == pytest.approx(14 / 64)
+    # Sign-flip test over the 2 instructions: per-instruction hits - mirror = 3 - 1 and 2 - 0;
+    # of the 4 sign patterns, +-(2 + 2) are as extreme as the observed 4: p = 2 / 4.
+    assert pref["p_value"] == pytest.approx(0.5)
     assert pref["null_value"] == 0.0 and pref["random"] == 0.0
-    # Independent-pairs sd: pair scores +1 (5), -1 (1), 0 (3): var = (6/9 - (4/9)^2) / 9.
-    iid = np.sqrt((6 / 9 - (4 / 9) ** 2) / 9)
+    # Tango's interval at the effective n contains the one at n (the design effect is >= 1).
     lo, hi = pref["ci95"]
-    assert (hi - lo) / 2 >= 1.959964 * iid - 1e-6  # floored at the independent-pairs se
-    assert lo < 4 / 9 < hi
+    at_n = tango_paired(5, 1, 9)
+    assert lo <= at_n[0] + 1e-9 and hi >= at_n[1] - 1e-9 and lo < 4 / 9 < hi
     # order_first / order_last are descriptive: no test of their own.
     assert rows["order_first"]["p_value"] is None and rows["order_last"]["p_value"] is None
-    # Holm across the tested rows (position_preference, salience_longer): m = 2.
-    sal = rows["salience_longer"]
-    assert pref["p_adjusted"] == pytest.approx(min(1.0, max(2 * min(pref["p_value"], sal["p_value"]), pref["p_value"])))
+    # Holm within the judge's claimed rows: position_preference alone (salience is descriptive).
+    assert pref["p_adjusted"] == pytest.approx(pref["p_value"])
+    assert rows["salience_longer"]["p_adjusted"] is None and rows["salience_longer"]["role"] == "descriptive"
 
 
 def test_bandwagon_follow_twice_against_twice_by_hand():
@@ -177,8 +178,9 @@ def test_bandwagon_follow_twice_against_twice_by_hand():
             )
     row = _rows(pd.DataFrame(rows))["bandwagon"]
     assert row["value"] == pytest.approx(4 / 8) and (row["hits"], row["mirror"]) == (4, 1)
-    # Sign test 4 of 5: 2 * P(X <= 1 | 5) = 2 * 6/32 = 0.375.
-    assert row["p_value"] == pytest.approx(0.375)
+    # Sign-flip over the 2 instructions (pair % 2): hits - mirror = 2 - 1 and 2 - 0; of the 4
+    # sign patterns, +-(1 + 2) are as extreme as the observed 3: p = 2 / 4.
+    assert row["p_value"] == pytest.approx(0.5)
     # Expected follow-twice rate if the cue did nothing: (4 + 1) / 2 / 8 = 0.3125.
     assert row["null_value"] == pytest.approx(5 / 16)
     # Per prompt, cued slot chosen: 4 pairs x 2 + 1 x 0 + 3 x 1 = 11 of 16 = 1/2 + (4 - 1)/16.

@@ -198,8 +198,11 @@ def hit_and_den(bias: str, profile: str, case: PairCase, o1: str | None, o2: str
         if paper:
             return own1 and not (o2 is not None and o2 == o1), True
         return own1 and own2, both
-    if bias == "salience_longer":  # 3.6: prompt 1 valid, not order-biased; default drops equal lengths
-        kept = o1 is not None and not (both and o1 == o2) and (paper or not case.equal_length)
+    if bias == "salience_longer":  # 3.6: the prompt-1 winner is the longer, over the kept pairs
+        if paper:  # as coded: prompt 1 valid and not the same slot twice (prompt 2 may be invalid)
+            kept = o1 is not None and not (both and o1 == o2)
+        else:  # both answered, the same response chosen twice, lengths that differ (methods.md)
+            kept = both and chose_a(case, 0, o1) == chose_a(case, 1, o2) and not case.equal_length
         return kept and chose_a(case, 0, o1) == case.a_longer, kept
     if bias in ("compassion_first", "compassion_last"):
         if paper:  # 3.5 as coded: both prompts named m1 (first) / both named m2 (last)
@@ -394,7 +397,9 @@ def calibration(django_db_setup, django_db_blocker) -> Iterator[dict]:
             for job in jobs.values():
                 job.refresh_from_db()
                 assert (job.status, job.failed, job.done) == ("completed", 0, job.total), job
-            rows = {p: bias_section.build(study=study, profile=get_profile(p)) for p in PROFILES}
+            sections = {p: bias_section.build_section(study=study, profile=get_profile(p)) for p in PROFILES}
+            rows = {p: sections[p]["bias"] for p in PROFILES}
+            references = {p: sections[p]["bias_reference"] for p in PROFILES}
             expect = {}
             for spec in JUDGES:
                 knobs = parse_knobs(f"sim:{spec.knobs}") if spec.knobs else None
@@ -409,6 +414,7 @@ def calibration(django_db_setup, django_db_blocker) -> Iterator[dict]:
             invalid = {s.name: parse_knobs(f"sim:{s.knobs}").invalid for s in JUDGES if s.knobs}
             yield {
                 "rows": rows,
+                "references": references,
                 "expect": expect,
                 "invalid": invalid,
                 "seconds": seconds,
@@ -470,7 +476,6 @@ INJECTED = {
     "last20-invalid15": "position_preference",
     "bandwagon60-invalid10": "bandwagon",
     "distractor40": "attentional",
-    "length50": "salience_longer",
 }
 
 
@@ -480,6 +485,17 @@ def test_injected_biases_are_significant_and_unbiased_judges_are_not(calibration
         for judge, bias in INJECTED.items():
             row = measured(calibration, judge, bias, profile)
             assert row["p_adjusted"] < 0.01, (judge, bias, profile, row)
+        # Length is claimed against a reference on the same pairs (here the other judges' consensus:
+        # there are no human votes), never on the raw rate, which mixes length with quality.
+        [length] = [
+            r
+            for r in calibration["references"][profile]
+            if r["subject"] == "cal-length50" and r["bias"] == "salience_longer"
+        ]
+        assert length["reference"] == "judges" and length["value"] > 0 and length["p_adjusted"] < 0.01, length
+        for r in calibration["references"][profile]:
+            if r["subject"] in ("cal-null", "cal-random"):
+                assert r["p_value"] > 0.001, r
         first30 = measured(calibration, "first30", "position_preference", profile)
         assert first30["ci95"][0] <= 0.3 <= first30["ci95"][1], first30  # P(first twice) - P(last twice)
         for judge in ("null", "random"):

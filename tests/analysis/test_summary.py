@@ -65,7 +65,11 @@ def test_a_strong_position_bias_on_enough_pairs_is_claimed_with_the_rows_numbers
     assert claim["hits_rate"] == row["hits"] / row["n"] and claim["correction"] == "holm"
     card = _card(report, "first-judge")
     assert card["verdict"] == "biased"
-    assert card["text"].startswith(f"Biased toward the first position ({row['value']:+.2f}: first slot twice ")
+    lo, hi = row["effect_ci95"]
+    assert lo > 0 and row["effect"] == row["value"]  # the test and the effect's interval agree
+    assert card["text"].startswith(
+        f"Biased toward the first position ({row['value']:+.2f} [{lo:+.2f}, {hi:+.2f}]: first slot twice "
+    )
     assert "Holm p < 0.001" in claim["text"]
 
 
@@ -75,14 +79,15 @@ def test_a_judge_with_no_significant_bias_says_no_evidence(report):
     assert row["n"] >= MIN_PAIRS and row["hits"] == row["mirror"] == 12 and row["p_adjusted"] == 1.0
     assert claim["verdict"] == "no_evidence"
     assert claim["text"] == (
-        "no evidence of position bias (+0.00: first slot twice 0.10 vs last slot twice 0.10, n = 120, Holm p = 1.00)"
+        "no evidence of position bias (+0.00 [-0.08, +0.08]: first slot twice 0.10 vs last slot twice 0.10, "
+        "n = 120 pairs over 12 instructions, Holm p = 1.00)"
     )
 
 
 def test_two_pairs_are_not_enough_data(report):
     claim = _claim(_card(report, "tiny-judge"), "position_preference")
     assert claim["verdict"] == "not_enough_data" and claim["n"] == 2
-    assert claim["text"] == f"not enough data for position bias (n = 2; need about {MIN_PAIRS})"
+    assert claim["text"] == f"not enough data for position bias (n = 2 pairs; need about {MIN_PAIRS})"
     assert _card(report, "tiny-judge")["verdict"] == "not_enough_data"
     # Its rankings cover one instruction: the RBO makes no claim either.
     rbo = _claim(_card(report, "tiny-judge"), "rbo_ext")
@@ -139,6 +144,9 @@ def test_a_bias_measured_for_one_judge_and_not_another_is_named_as_missing():
             "null_value": 0.225,
             "random": 0.25,
             "ci95": [0.3, 0.5],
+            "effect": 0.35,
+            "effect_ci95": [0.2, 0.5],
+            "clusters": 10,
         },
         {
             "subject": "j2",
@@ -157,7 +165,8 @@ def test_a_bias_measured_for_one_judge_and_not_another_is_named_as_missing():
     cards = {c["subject"]: c for c in build_summary({"bias": rows, "profile_choices": {"correction": "bh"}})}
     assert "Benjamini-Hochberg p = 0.002" in cards["j1"]["text"]
     assert cards["j1"]["text"].startswith(
-        "Biased toward bandwagon cues (0.40: followed the cue both times 0.40 vs against it both times 0.05"
+        "Biased toward bandwagon cues (+0.35 [+0.20, +0.50]: followed the cue both times 0.40 vs against it "
+        "both times 0.05, n = 40 pairs over 10 instructions"
     )
     [missing] = [c for c in cards["j2"]["claims"] if c["verdict"] == "no_data"]
     assert missing["biases"] == ["bandwagon"] and missing["text"] == (
@@ -211,14 +220,16 @@ def test_judge_names_in_cards_are_escaped(report):
             -0.40,
             0.70,
             [0.6, 0.8],
-            "length explains none of its agreement with the human majority on order pairs: "
-            "length alone agrees below chance",
+            # A share outside [0, 1] is not interpretable: never a percentage (issue 19 item 6).
+            "length alone agrees with the human majority below chance on order pairs, so the share of agreement "
+            "it explains is not interpretable (share -0.40)",
         ),
         (
             3.09,
             0.55,
             [0.51, 0.6],
-            "length alone agrees with the human majority more than it does on order pairs (309%;",
+            "length alone agrees with the human majority more than the judge does on order pairs, so the share "
+            "of agreement it explains is not interpretable (share 3.09)",
         ),
     ],
 )

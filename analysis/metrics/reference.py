@@ -1,0 +1,175 @@
+"""Length and self-preference measured against a quality reference on the same pairs.
+
+A judge that picks the better answer also picks the longer one whenever longer answers are
+better, and its own system's answer whenever its system is better. Its raw
+``salience_longer`` and ``egocentric`` rates therefore mix quality with bias, and a test of
+them against 1/2 calls a judge that only judges quality "biased" (docs/methods.md,
+"Length and self-preference against a reference"). The estimand here removes quality the
+only way the data allows: by asking whether the judge chooses the longer (own) answer **more
+often than a reference does on the same pairs**.
+
+- Judge rate per pair: the share of its two presentations (both answered) that chose the
+  target response (the longer one; its own system's one). Averaging the two presentations
+  removes any position effect.
+- Reference rate per pair, in this order of preference:
+  1. ``humans``: the share of counted human votes on the pair, in the un-cued conditions
+     (plain, order), that chose the target (a tie counts one half);
+  2. ``judges``: the mean of the other judges' per-pair rates (built-in baselines never count;
+     for self-preference, no judge whose own system is in the pair).
+  (Gold labels join first in this order once studies carry them.) A judge that behaves like one
+  more human rater has an expected difference of zero on every pair.
+- Estimate: the mean over pairs of judge rate - reference rate; clusters are instructions.
+  Test: the sign-flip permutation test of the per-instruction sums of the differences
+  (``cluster_tests.sign_flip_p``); interval: cluster-robust (CR1) t interval on G - 1 df.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.metrics.agreement import TIE, vote_outcomes
+from analysis.metrics.bias import pair_frame
+from analysis.metrics.cluster_tests import DRAWS, EXACT_MAX, cluster_t, sign_flip_p
+from annotations.vocabulary import Condition
+from judging.vocabulary import JudgeKind
+
+MIN_REFERENCE_PAIRS = 30  # below this many shared pairs a reference is not used
+UNCUED = (Condition.PLAIN, Condition.ORDER)
+BASELINE_KIND = JudgeKind.BASELINE
+# Which judge run each row reads: the order run (both presentations, nothing named), and the
+# compassion run (real model names) for self-preference when names are shown.
+RUNS = {"salience_longer": Condition.ORDER, "egocentric": Condition.ORDER, "egocentric_comp": Condition.COMPASSION}
+TARGETS = {"salience_longer": "the longer answer", "egocentric": "its own answer", "egocentric_comp": "its own answer"}
+
+
+def judge_pair_rates(judgments: pd.DataFrame) -> pd.DataFrame:
+    """One row per (judge, condition, pair) answered in both presentations: ``rate_a``, the share choosing a."""
+    cols = ["judge", "kind", "self_key", "condition", "pair", "instruction", "cand_a", "cand_b", "len_a", "len_b"]
+    if judgments.empty:
+        return pd.DataFrame(columns=[*cols, "rate_a"])
+    frame = judgments if "judge_kind" in judgments else judgments.assign(judge_kind="")
+    pairs = pair_frame(frame)
+    pairs = pairs[pairs["both_valid"]]
+    rate_a = (pairs["chosen_is_a1"].astype(float) + pairs["chosen_is_a2"].astype(float)) / 2
+    out = pairs.assign(kind=pairs["judge_kind"], rate_a=rate_a)
+    return out[[*cols, "rate_a"]].reset_index(drop=True)
+
+
+def human_pair_rates(answers: pd.DataFrame) -> pd.DataFrame:
+    """Per pair, over counted un-cued votes: ``rate_a`` (a tie counts 1/2) and ``votes``."""
+    if answers.empty:
+        return pd.DataFrame(columns=["pair", "rate_a", "votes"])
+    uncued = answers[answers["condition"].isin(UNCUED)]
+    outcome = vote_outcomes(uncued["choice"], uncued["presentation"])
+    score = outcome.map({"a": 1.0, "b": 0.0, TIE: 0.5})
+    votes = uncued.assign(score=score)[score.notna()]
+    return votes.groupby("pair", sort=True)["score"].agg(rate_a="mean", votes="size").reset_index()
+
+
+def _target_is_a(rows: pd.DataFrame, bias: str) -> pd.Series:
+    """Per pair row: True when the target is response a, False when b, NaN when there is none."""
+    if bias == "salience_longer":
+        longer_a = rows["len_a"] > rows["len_b"]
+        return longer_a.where(rows["len_a"] != rows["len_b"])
+    own_a = rows["cand_a"] == rows["self_key"]
+    own_b = rows["cand_b"] == rows["self_key"]
+    return own_a.where((own_a | own_b) & (rows["self_key"] != ""))
+
+
+def _toward_target(rate_a: pd.Series, target_is_a: pd.Series) -> pd.Series:
+    return rate_a.where(target_is_a.astype(bool), 1 - rate_a)
+
+
+def _judge_consensus(mine: pd.DataFrame, others: pd.DataFrame, bias: str) -> pd.Series:
+    """Per row of ``mine``: the mean rate_a of the other (non-baseline) judges on the pair, NaN if none."""
+    pool = others[others["kind"] != BASELINE_KIND]
+    if pool.empty:
+        return pd.Series(np.nan, index=mine.index)
+    merged = (
+        mine[["pair", "cand_a", "cand_b"]]
+        .reset_index()
+        .merge(pool[["pair", "self_key", "rate_a"]], on="pair", how="inner")
+    )
+    if bias != "salience_longer":
+        # A judge whose own system is in the pair has its own self-preference there.
+        interested = (merged["self_key"] == merged["cand_a"]) | (merged["self_key"] == merged["cand_b"])
+        merged = merged[~interested]
+    return merged.groupby("index")["rate_a"].mean().reindex(mine.index)
+
+
+def reference_rows(judgments: pd.DataFrame, human_answers: pd.DataFrame) -> list[dict]:
+    """One row per (judge, confounded bias) that some reference covers; see the module docstring."""
+    judges = judge_pair_rates(judgments)
+    if judges.empty:
+        return []
+    people = human_pair_rates(human_answers).set_index("pair")
+    rows = []
+    for (name, condition), mine in judges.groupby(["judge", "condition"], sort=True):
+        others = judges[(judges["judge"] != name) & (judges["condition"] == condition)]
+        for bias, run in RUNS.items():
+            if condition != run:
+                continue
+            target = _target_is_a(mine, bias)
+            scoped = mine[target.notna()]
+            if scoped.empty:
+                continue
+            target = target[target.notna()]
+            row = _against_reference(scoped, target, people, others, bias)
+            if row is not None:
+                rows.append({"subject": name, "bias": bias, "condition": str(condition)} | row)
+    return rows
+
+
+def _against_reference(
+    mine: pd.DataFrame, target: pd.Series, people: pd.DataFrame, others: pd.DataFrame, bias: str
+) -> dict | None:
+    judge = _toward_target(mine["rate_a"], target)
+    candidates = []
+    human_rate = mine["pair"].map(people["rate_a"]) if not people.empty else pd.Series(np.nan, index=mine.index)
+    candidates.append(("humans", _toward_target(human_rate, target)))
+    candidates.append(("judges", _toward_target(_judge_consensus(mine, others, bias), target)))
+    for reference, ref in candidates:
+        shared = ref.notna()
+        if int(shared.sum()) >= MIN_REFERENCE_PAIRS:
+            detail = _detail(reference, mine[shared], people, others)
+            return _estimate(mine.loc[shared, "instruction"], judge[shared], ref[shared], reference, detail, bias)
+    return None
+
+
+def _detail(reference: str, mine: pd.DataFrame, people: pd.DataFrame, others: pd.DataFrame) -> str:
+    if reference == "humans":
+        votes = int(mine["pair"].map(people["votes"]).sum())
+        return f"{votes} human votes on these pairs (plain and order conditions; a tie counts one half)"
+    names = sorted(set(others.loc[others["kind"] != BASELINE_KIND, "judge"]))
+    return "the mean of the other judges on each pair: " + ", ".join(names)
+
+
+def _estimate(
+    instruction: pd.Series, judge: pd.Series, reference: pd.Series, name: str, detail: str, bias: str
+) -> dict:
+    diff = (judge - reference).to_numpy(dtype=float)
+    codes = pd.factorize(instruction)[0]
+    sums = np.bincount(codes, weights=diff)
+    p = sign_flip_p(sums)
+    t = cluster_t(diff, np.ones(diff.size), [codes])
+    clusters = int(codes.max()) + 1 if codes.size else 0
+    draws = "exact" if np.count_nonzero(sums) <= EXACT_MAX else f"{DRAWS} draws"
+    return {
+        "reference": name,
+        "reference_detail": detail,
+        "target": TARGETS[bias],
+        "value": float(diff.mean()),
+        "judge_rate": float(judge.mean()),
+        "reference_rate": float(reference.mean()),
+        "n": int(diff.size),
+        "clusters": clusters,
+        "ci95": [float(x) for x in t.ci95],
+        "p_value": float(p),
+        "p_adjusted": None,
+        "family": True,
+        "estimand": f"judge's rate of choosing {TARGETS[bias]} minus the {name}' rate on the same pairs",
+        "test": f"two-sided sign-flip permutation test of the per-instruction sums of the differences "
+        f"({clusters} instructions; {draws})",
+        "interval": f"cluster-robust (CR1) t interval over instructions, {max(clusters - 1, 0)} df",
+    }
