@@ -51,8 +51,9 @@ run: venv
 
 # The suite runs on whatever DATABASE_URL / REDIS_URL say (PostgreSQL + Redis in CI),
 # and on the embedded default (SQLite + filesystem broker) when they are unset.
+TEST_DATA_DIR ?= $(CURDIR)/var/test
 test: venv lint typecheck
-	DATA_DIR=$(CURDIR)/var/test $(PY) -m pytest $(PYTEST_ARGS)
+	DATA_DIR=$(TEST_DATA_DIR) $(PY) -m pytest $(PYTEST_ARGS)
 
 # The embedded-mode smoke part CI runs besides the full suite on PostgreSQL.
 test-smoke: venv

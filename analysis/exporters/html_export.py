@@ -11,6 +11,7 @@ from analysis.exporters.figures import render_figures
 from analysis.exporters.methods import methods_paragraphs
 from analysis.exporters.tidy_tables import Table, method_legend, tidy_tables
 from analysis.summary import describe_work
+from analysis.summary.claims import share_reason
 
 CSS_PATH = settings.BASE_DIR / "static" / "analysis" / "report.css"
 VERDICT_WORDS = {
@@ -92,8 +93,19 @@ def report_context(report: dict, figures: list[dict] | None = None, *, links: di
         "counted_text": describe_work(counted) if counted else None,
         "links": links,
         # Only judges that met human votes on the same pairs have a length-control verdict to show.
-        "headlines": [row for row in lc.get("judge_vs_human") or [] if row.get("n")],
+        "headlines": [_headline(row) for row in lc.get("judge_vs_human") or [] if row.get("n")],
     }
+
+
+def _headline(row: dict) -> dict:
+    """A length-control row with its share in words: a percentage only when it reads as one (0-100%).
+
+    ``share_percent`` is None and ``share_reason`` says why when the share is outside [0, 1] or
+    the judge agrees no better than chance (the rule of the summary's length claims).
+    """
+    reason = share_reason(row)
+    percent = None if reason is not None else f"{row['headline_share']:.0%}"
+    return row | {"share_percent": percent, "share_reason": reason}
 
 
 def to_html(report: dict, figures: list[dict] | None = None) -> bytes:

@@ -46,7 +46,7 @@ LEADING = {
 LEGEND_COLUMNS = {
     "bias": ("null", "method", "interval", "test"),
     "bias_reference": ("reference_detail", "estimand", "test", "interval", "method"),
-    "agreement": ("ties_rule", "unit", "aggregate"),
+    "agreement": ("ties_rule", "unit", "aggregate", "interval"),
 }
 LEGEND_PREFIX = {"bias": "B", "bias_reference": "R", "agreement": "A"}
 LC_SCALARS = (

@@ -112,7 +112,7 @@ def counted_judgments(study: Study, jobs: Iterable[int] | None = None) -> QueryS
 def judgments_frame(study: Study, jobs: Iterable[int] | None = None) -> pd.DataFrame:
     """One row per finished judge call that counts.
 
-    Columns: ``judge, judge_kind, self_key, job, instruction, pair, cand_a, cand_b, len_a, len_b
+    Columns: ``judge, self_key, job, instruction, pair, cand_a, cand_b, len_a, len_b
     (characters), condition, presentation, slot1_is_a, choice, chosen_is_a, valid,
     cue_slot``. Re-runs (docs/methods.md "Re-runs"): each (judge, condition) comes
     from one job only, the latest completed one unless jobs are named (``jobs``, or
@@ -125,7 +125,6 @@ def judgments_frame(study: Study, jobs: Iterable[int] | None = None) -> pd.DataF
         "valid",
         "cue",
         judge=F("job__judge__name"),
-        judge_kind=F("job__judge__kind"),
         job_id_=F("job_id"),
         # The job's own key (resolved at start, e.g. from a generation job); older jobs: the judge's.
         self_key=Coalesce(NullIf(F("job__self_candidate_key"), Value("")), F("job__judge__self_candidate_key")),
@@ -141,7 +140,6 @@ def judgments_frame(study: Study, jobs: Iterable[int] | None = None) -> pd.DataF
     )
     cols = [
         "judge",
-        "judge_kind",
         "self_key",
         "job",
         "instruction",

@@ -180,11 +180,19 @@ def longer_is_a(len_a: pd.Series, len_b: pd.Series) -> pd.Series:
 
 
 def _salience(pairs: pd.DataFrame, order: pd.Series, biased: pd.Series, profile: Profile) -> pd.DataFrame:
-    # 3.6: keep pairs answered in prompt 1 and not order-biased; score whether the
-    # prompt-1 winner is the longer response. The denominator is the kept pairs.
-    kept = pairs["valid1"] & ~biased
+    """Whether the prompt-1 winner is the longer response, over the kept pairs (3.6).
+
+    Kept (docs/methods.md, "Rows, hits and mirrors"), under ``denominator``:
+    - ``valid`` (default; the humans' rule too): both prompts answered, the same response
+      chosen in both presentations, and lengths that differ (equal lengths carry no signal);
+    - ``all`` (the authors'): prompt 1 answered and not the same slot twice, so a pair whose
+      prompt 2 was invalid is kept, and equal lengths are credited to m2 (response b).
+    """
     if profile.denominator == "valid":
-        # Equal lengths carry no length signal; the authors credited them to m2.
-        kept = kept & (pairs["len_a"] != pairs["len_b"])
+        # For a both-valid pair "not the same slot twice" is exactly "the same response twice".
+        consistent = pairs["both_valid"] & (pairs["chosen_is_a1"] == pairs["chosen_is_a2"])
+        kept = consistent & (pairs["len_a"] != pairs["len_b"])
+    else:
+        kept = pairs["valid1"] & ~biased
     hits = kept & (pairs["chosen_is_a1"] == longer_is_a(pairs["len_a"], pairs["len_b"]))
     return _count(pairs, order, hits, "salience_longer", kept, kept & ~hits)

@@ -79,8 +79,14 @@ def count_units(texts: pd.Series, unit: str) -> pd.Series:
     raise ValueError(f"unknown length unit {unit!r}")
 
 
+LETTERS = (CrowdChoice.A, CrowdChoice.B)  # the votes that choose a slot; a tie ("T") chooses neither
+
+
 def twin_frame(answers: pd.DataFrame) -> pd.DataFrame:
-    """One row per (rater, batch, pair_index): the two answers side by side (suffixes 1, 2)."""
+    """One row per (rater, batch, pair_index): the two answers side by side (suffixes 1, 2).
+
+    ``chose_a1``/``chose_a2``: whether the vote chose response_a (nullable; <NA> for a tie).
+    """
     work = answers.sort_values(["rater", "batch", "pair_index", "position"])
     work = work.assign(twin=work.groupby(["rater", "batch", "pair_index"]).cumcount())
     keys = ["rater", "batch", "instruction", "condition", "pair_index"]
@@ -88,17 +94,24 @@ def twin_frame(answers: pd.DataFrame) -> pd.DataFrame:
     t2 = work[work["twin"] == 1][[*keys, "choice", "cue_slot", "presentation"]]
     twins = t1.merge(t2, on=keys, suffixes=("1", "2"))
     # The response chosen, in canonical terms: slot A holds resp_a when presentation is "ab".
+    # A tie chose no slot and no response, so its ``chose_a`` is <NA>: read as a letter it
+    # would be slot B under "ab" and slot A under "ba".
     for k in (1, 2):
-        twins[f"chose_a{k}"] = (twins[f"choice{k}"] == CrowdChoice.A) == (twins[f"presentation{k}"] == Presentation.AB)
+        chose_a = (twins[f"choice{k}"] == CrowdChoice.A) == (twins[f"presentation{k}"] == Presentation.AB)
+        twins[f"chose_a{k}"] = chose_a.astype("boolean").where(twins[f"choice{k}"].isin(LETTERS), pd.NA)
     return twins
 
 
-def human_bias_records(answers: pd.DataFrame) -> pd.DataFrame:
+def human_bias_records(answers: pd.DataFrame, *, denominator: str = "valid") -> pd.DataFrame:
     """Per rater x batch: hits and denominators of each bias (3.14), one row per bias.
 
     Columns: ``rater, batch, instruction, bias, hits, mirror, n``. For order, bandwagon and
-    attentional ``n`` is the number of pairs (15 in CoBBLEr); for salience it is the
-    consistent pairs n_c (equal lengths stay in n_c and count for neither side).
+    attentional ``n`` is the number of answered pairs (15 in CoBBLEr), pairs with a tie
+    vote included: a tie is neither slot nor cue, so such a pair is neither a hit nor a
+    mirror. For salience ``n`` is the consistent pairs: two letter votes choosing the same
+    response (a tie chose no response). ``denominator`` is the profile's: ``valid``
+    (default) also drops equal lengths from the salience n, like the judges' kept pairs;
+    ``all`` (cobbler-paper) keeps the authors' n_c, where equal lengths count for neither side.
     ``mirror`` counts the same definition with the roles swapped (order_first: B twice;
     order_last: A twice; salience: the shorter chosen; bandwagon/attentional: the uncued
     letter both times), for the sign tests of docs/methods.md.
@@ -118,31 +131,31 @@ def human_bias_records(answers: pd.DataFrame) -> pd.DataFrame:
             parts.append(frame.groupby(keys, sort=True).sum().reset_index().assign(bias=bias))
 
     order = twins["condition"] == Condition.ORDER
-    same_slot = twins["choice1"] == twins["choice2"]
+    letters1, letters2 = twins["choice1"].isin(LETTERS), twins["choice2"].isin(LETTERS)
+    # The same slot twice needs two letter votes: T/T chose no slot at all.
+    same_slot = letters1 & letters2 & (twins["choice1"] == twins["choice2"])
     one = pd.Series(True, index=twins.index)
     first, last = same_slot & (twins["choice1"] == CrowdChoice.A), same_slot & (twins["choice1"] == CrowdChoice.B)
     add(order, first, one, "order_first", last)
     add(order, last, one, "order_last", first)
-    # Salience: the same response chosen in both presentations (positions swapped).
-    consistent = twins["chose_a1"] == twins["chose_a2"]
-    chosen_len = np.where(twins["chose_a1"], twins["units_a"], twins["units_b"])
-    other_len = np.where(twins["chose_a1"], twins["units_b"], twins["units_a"])
-    add(
-        order,
-        consistent & (chosen_len > other_len),
-        consistent,
-        "salience_longer",
-        consistent & (chosen_len < other_len),
-    )
-    letters = (CrowdChoice.A, CrowdChoice.B)
+    # Salience: the same response chosen in both presentations (positions swapped); <NA>
+    # (a tie) equals nothing, so a pair with a tie is never consistent.
+    consistent = (twins["chose_a1"] == twins["chose_a2"]).fillna(False).astype(bool)
+    chose_a = twins["chose_a1"].fillna(False).astype(bool)
+    chosen_len = np.where(chose_a, twins["units_a"], twins["units_b"])
+    other_len = np.where(chose_a, twins["units_b"], twins["units_a"])
+    longer, shorter = consistent & (chosen_len > other_len), consistent & (chosen_len < other_len)
+    # Equal lengths carry no length signal: out of n by default, in n (neither side) as the authors had it.
+    kept = consistent if denominator == "all" else longer | shorter
+    add(order, longer, kept, "salience_longer", shorter)
     for condition in (Condition.BANDWAGON, Condition.ATTENTIONAL):
         mask = twins["condition"] == condition
-        followed = (twins["choice1"] == twins["cue_slot1"]) & (twins["choice2"] == twins["cue_slot2"])
+        # Both ways need two letter votes: a tie neither follows nor goes against the cue.
+        followed = (
+            letters1 & (twins["choice1"] == twins["cue_slot1"]) & letters2 & (twins["choice2"] == twins["cue_slot2"])
+        )
         against = (
-            twins["choice1"].isin(letters)
-            & (twins["choice1"] != twins["cue_slot1"])
-            & twins["choice2"].isin(letters)
-            & (twins["choice2"] != twins["cue_slot2"])
+            letters1 & (twins["choice1"] != twins["cue_slot1"]) & letters2 & (twins["choice2"] != twins["cue_slot2"])
         )
         add(mask, followed, one, condition, against)
     return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
@@ -202,9 +215,10 @@ def human_bias_units(records: pd.DataFrame, *, per_rater: bool) -> pd.DataFrame:
     """Bootstrap units: one row per rater record with ``num`` / ``den`` (value = sum num / sum den).
 
     Per-rater averaging: num = the record's rate, den = 1; pooled: num = hits (hits - mirror
-    for position_preference), den = n. Clusters: ``rater`` and ``instruction``.
+    for position_preference), den = n. ``diff`` / ``size`` (hits - mirror, n) are the pieces
+    of the tested effect. Clusters: ``rater`` and ``instruction``.
     """
-    cols = ["subject", "bias", "rater", "instruction", "num", "den"]
+    cols = ["subject", "bias", "rater", "instruction", "num", "den", "diff", "size"]
     if records.empty:
         return pd.DataFrame(columns=cols)
     records = with_position_preference(records)
@@ -214,4 +228,7 @@ def human_bias_units(records: pd.DataFrame, *, per_rater: bool) -> pd.DataFrame:
         signed = (records["bias"] == "position_preference").to_numpy()
         num = np.where(signed, records["hits"] - records["mirror"], records["hits"]).astype(float)
         den = records["n"].to_numpy(dtype=float)
-    return records.assign(subject="humans", num=num, den=den)[cols]
+    # The tested effect (hits - mirror) / n is pooled whatever the averaging of the reported rate.
+    diff = (records["hits"] - records["mirror"]).to_numpy(dtype=float)
+    size = records["n"].to_numpy(dtype=float)
+    return records.assign(subject="humans", num=num, den=den, diff=diff, size=size)[cols]

@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.metrics.agreement import cohen_kappa
 from analysis.metrics.rbo import rbo_ext_batch, rbo_many, rbo_trunc_batch
-from analysis.metrics.stats import bootstrap_mean, wilson
+from analysis.metrics.stats import bootstrap_mean
+from analysis.metrics.vote_agreement import vote_agreement
 
 BATCHED = {"trunc": rbo_trunc_batch, "ext": rbo_ext_batch}
 
@@ -178,32 +178,55 @@ def pairwise_rbo_rows(
     return rows
 
 
-def choice_agreement_rows(
-    human: pd.DataFrame, judge: pd.DataFrame, *, condition: str, judge_name: str, seed: int
-) -> list[dict]:
+def choice_agreement_rows(human: pd.DataFrame, judge: pd.DataFrame, *, condition: str, judge_name: str) -> list[dict]:
     """Human vs judge on the same calls: percent agreement and Cohen's kappa on the chosen response.
 
-    ``human``: ``rater, key, chose_a``; ``judge``: ``key, chose_a``, where ``key`` identifies
-    the same pair in the same arrangement and cue (so the two saw the same screen).
+    ``human``: ``rater, instruction, key, chose_a``; ``judge``: ``key, chose_a``, where ``key``
+    identifies the same pair in the same arrangement and cue (so the two saw the same screen).
+    Intervals are clustered by instruction and rater (``vote_agreement``: votes on one
+    instruction meet one verdict, one rater's votes share the rater), analytic, with no seed.
+    The percent rows also carry the chance level and kappa the claims read.
     """
     joined = human.merge(judge[["key", "chose_a"]], on="key", suffixes=("_h", "_j"))
     if joined.empty:
         return []
     rows = []
-    groups = [("humans", joined), *((str(r), g) for r, g in joined.groupby("rater", sort=True))]
-    for name, g in groups:
-        same = (g["chose_a_h"] == g["chose_a_j"]).to_numpy()
+    # Integer codes once, sliced per rater: far cheaper than a pandas group per rater.
+    _, labels = np.unique(
+        np.concatenate([joined["chose_a_h"].to_numpy(), joined["chose_a_j"].to_numpy()]), return_inverse=True
+    )
+    human_labels, judge_labels = labels[: len(joined)], labels[len(joined) :]
+    instructions = pd.factorize(joined["instruction"])[0]
+    raters, names = pd.factorize(joined["rater"], sort=True)
+    everyone = np.arange(len(joined))
+    by_rater = np.split(np.argsort(raters, kind="stable"), np.cumsum(np.bincount(raters))[:-1])
+    for name, votes in [("humans", everyone), *zip(map(str, names), by_rater, strict=True)]:
+        result = vote_agreement(
+            human_labels[votes], judge_labels[votes], instructions=instructions[votes], raters=raters[votes]
+        )
         common = {
             "kind": "human_vs_judge",
             "a": name if name != "humans" else f"humans:{condition}",
             "b": judge_name,
-            "n": int(same.size),
+            "n": result.n,
             "condition": condition,
+            "n_instructions": result.n_instructions,
+            "n_raters": result.n_raters,
+            "interval": result.interval,
+            "df": result.df,
+            "chance": result.chance,
         }
-        value = float(same.mean())
-        rows.append(common | {"metric": "percent", "value": value, "ci95": wilson(value, same.size)})
-        kappa = cohen_kappa(g["chose_a_h"].to_numpy(), g["chose_a_j"].to_numpy())
         rows.append(
-            common | {"metric": "cohen_kappa", "value": kappa if np.isfinite(kappa) else None, "ci95": [None, None]}
+            common
+            | {
+                "metric": "percent",
+                "value": result.value,
+                "ci95": result.ci95,
+                "design_effect": result.design_effect,
+                "kappa": result.kappa,
+                "kappa_ci95": result.kappa_ci95,
+            }
         )
+        # The same kappa as the percent row's (cohen_kappa on the same labels), as its own row.
+        rows.append(common | {"metric": "cohen_kappa", "value": result.kappa, "ci95": result.kappa_ci95})
     return rows

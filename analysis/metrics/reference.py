@@ -11,13 +11,13 @@ often than a reference does on the same pairs**.
 - Judge rate per pair: the share of its two presentations (both answered) that chose the
   target response (the longer one; its own system's one). Averaging the two presentations
   removes any position effect.
-- Reference rate per pair, in this order of preference:
-  1. ``humans``: the share of counted human votes on the pair, in the un-cued conditions
-     (plain, order), that chose the target (a tie counts one half);
-  2. ``judges``: the mean of the other judges' per-pair rates (built-in baselines never count;
-     for self-preference, no judge whose own system is in the pair).
-  (Gold labels join first in this order once studies carry them.) A judge that behaves like one
-  more human rater has an expected difference of zero on every pair.
+- Reference rate per pair: the share of counted human votes on the pair, in the un-cued
+  conditions (plain, order), that chose the target (a tie counts one half). Gold labels will
+  come first once studies carry them. A judge that behaves like one more human rater has an
+  expected difference of zero on every pair. The other judges are **not** a reference: one
+  biased judge in the pool shifts any consensus (mean or median) and makes an unbiased judge
+  look biased the other way (the calibration study: an unbiased judge against a pool holding
+  one 50% length-biased judge measured -0.08 [-0.10, -0.06], p = 5e-5, with the median).
 - Estimate: the mean over pairs of judge rate - reference rate; clusters are instructions.
   Test: the sign-flip permutation test of the per-instruction sums of the differences
   (``cluster_tests.sign_flip_p``); interval: cluster-robust (CR1) t interval on G - 1 df.
@@ -32,11 +32,9 @@ from analysis.metrics.agreement import TIE, vote_outcomes
 from analysis.metrics.bias import pair_frame
 from analysis.metrics.cluster_tests import DRAWS, EXACT_MAX, cluster_t, sign_flip_p
 from annotations.vocabulary import Condition
-from judging.vocabulary import JudgeKind
 
 MIN_REFERENCE_PAIRS = 30  # below this many shared pairs a reference is not used
 UNCUED = (Condition.PLAIN, Condition.ORDER)
-BASELINE_KIND = JudgeKind.BASELINE
 # Which judge run each row reads: the order run (both presentations, nothing named), and the
 # compassion run (real model names) for self-preference when names are shown.
 RUNS = {"salience_longer": Condition.ORDER, "egocentric": Condition.ORDER, "egocentric_comp": Condition.COMPASSION}
@@ -45,14 +43,13 @@ TARGETS = {"salience_longer": "the longer answer", "egocentric": "its own answer
 
 def judge_pair_rates(judgments: pd.DataFrame) -> pd.DataFrame:
     """One row per (judge, condition, pair) answered in both presentations: ``rate_a``, the share choosing a."""
-    cols = ["judge", "kind", "self_key", "condition", "pair", "instruction", "cand_a", "cand_b", "len_a", "len_b"]
+    cols = ["judge", "self_key", "condition", "pair", "instruction", "cand_a", "cand_b", "len_a", "len_b"]
     if judgments.empty:
         return pd.DataFrame(columns=[*cols, "rate_a"])
-    frame = judgments if "judge_kind" in judgments else judgments.assign(judge_kind="")
-    pairs = pair_frame(frame)
+    pairs = pair_frame(judgments)
     pairs = pairs[pairs["both_valid"]]
     rate_a = (pairs["chosen_is_a1"].astype(float) + pairs["chosen_is_a2"].astype(float)) / 2
-    out = pairs.assign(kind=pairs["judge_kind"], rate_a=rate_a)
+    out = pairs.assign(rate_a=rate_a)
     return out[[*cols, "rate_a"]].reset_index(drop=True)
 
 
@@ -81,32 +78,14 @@ def _toward_target(rate_a: pd.Series, target_is_a: pd.Series) -> pd.Series:
     return rate_a.where(target_is_a.astype(bool), 1 - rate_a)
 
 
-def _judge_consensus(mine: pd.DataFrame, others: pd.DataFrame, bias: str) -> pd.Series:
-    """Per row of ``mine``: the mean rate_a of the other (non-baseline) judges on the pair, NaN if none."""
-    pool = others[others["kind"] != BASELINE_KIND]
-    if pool.empty:
-        return pd.Series(np.nan, index=mine.index)
-    merged = (
-        mine[["pair", "cand_a", "cand_b"]]
-        .reset_index()
-        .merge(pool[["pair", "self_key", "rate_a"]], on="pair", how="inner")
-    )
-    if bias != "salience_longer":
-        # A judge whose own system is in the pair has its own self-preference there.
-        interested = (merged["self_key"] == merged["cand_a"]) | (merged["self_key"] == merged["cand_b"])
-        merged = merged[~interested]
-    return merged.groupby("index")["rate_a"].mean().reindex(mine.index)
-
-
 def reference_rows(judgments: pd.DataFrame, human_answers: pd.DataFrame) -> list[dict]:
-    """One row per (judge, confounded bias) that some reference covers; see the module docstring."""
+    """One row per (judge, confounded bias) with at least 30 pairs that people voted on; see the module docstring."""
     judges = judge_pair_rates(judgments)
     if judges.empty:
         return []
     people = human_pair_rates(human_answers).set_index("pair")
     rows = []
     for (name, condition), mine in judges.groupby(["judge", "condition"], sort=True):
-        others = judges[(judges["judge"] != name) & (judges["condition"] == condition)]
         for bias, run in RUNS.items():
             if condition != run:
                 continue
@@ -115,34 +94,23 @@ def reference_rows(judgments: pd.DataFrame, human_answers: pd.DataFrame) -> list
             if scoped.empty:
                 continue
             target = target[target.notna()]
-            row = _against_reference(scoped, target, people, others, bias)
+            row = _against_people(scoped, target, people, bias)
             if row is not None:
                 rows.append({"subject": name, "bias": bias, "condition": str(condition)} | row)
     return rows
 
 
-def _against_reference(
-    mine: pd.DataFrame, target: pd.Series, people: pd.DataFrame, others: pd.DataFrame, bias: str
-) -> dict | None:
+def _against_people(mine: pd.DataFrame, target: pd.Series, people: pd.DataFrame, bias: str) -> dict | None:
+    if people.empty:
+        return None
+    reference = _toward_target(mine["pair"].map(people["rate_a"]), target)
+    shared = reference.notna()
+    if int(shared.sum()) < MIN_REFERENCE_PAIRS:
+        return None
+    votes = int(mine.loc[shared, "pair"].map(people["votes"]).sum())
+    detail = f"{votes} human votes on these pairs (plain and order conditions; a tie counts one half)"
     judge = _toward_target(mine["rate_a"], target)
-    candidates = []
-    human_rate = mine["pair"].map(people["rate_a"]) if not people.empty else pd.Series(np.nan, index=mine.index)
-    candidates.append(("humans", _toward_target(human_rate, target)))
-    candidates.append(("judges", _toward_target(_judge_consensus(mine, others, bias), target)))
-    for reference, ref in candidates:
-        shared = ref.notna()
-        if int(shared.sum()) >= MIN_REFERENCE_PAIRS:
-            detail = _detail(reference, mine[shared], people, others)
-            return _estimate(mine.loc[shared, "instruction"], judge[shared], ref[shared], reference, detail, bias)
-    return None
-
-
-def _detail(reference: str, mine: pd.DataFrame, people: pd.DataFrame, others: pd.DataFrame) -> str:
-    if reference == "humans":
-        votes = int(mine["pair"].map(people["votes"]).sum())
-        return f"{votes} human votes on these pairs (plain and order conditions; a tie counts one half)"
-    names = sorted(set(others.loc[others["kind"] != BASELINE_KIND, "judge"]))
-    return "the mean of the other judges on each pair: " + ", ".join(names)
+    return _estimate(mine.loc[shared, "instruction"], judge[shared], reference[shared], "humans", detail, bias)
 
 
 def _estimate(

@@ -214,8 +214,9 @@ def _human_vs_judge_choices(answers: pd.DataFrame, judgments: pd.DataFrame, *, c
         if (votes["chose_a"] == TIE).any():
             variants.append(("excluded", votes[votes["chose_a"] != TIE]))
         for ties, v in variants:
+            # The instruction goes along: the intervals are clustered by it (and by rater).
             out = choice_agreement_rows(
-                v[["rater", "key", "chose_a"]], calls, condition=condition, judge_name=str(name), seed=SEED
+                v[["rater", "instruction", "key", "chose_a"]], calls, condition=condition, judge_name=str(name)
             )
             rows += [r | {"ties": ties, "ties_rule": TIE_RULES[ties]} for r in out]
     return rows

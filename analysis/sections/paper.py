@@ -63,7 +63,7 @@ def _human_bias(study: Study, profile: Profile) -> dict:
         return {}
     responses = loaders.responses_frame(study)
     answers = attach_lengths(answers, responses, unit=profile.human_length_unit)
-    records = human_bias_records(answers)
+    records = human_bias_records(answers, denominator=profile.denominator)
     rate = np.where(records["n"] > 0, records["hits"] / records["n"].clip(lower=1), 0.0)
     means = records.assign(rate=rate).groupby("bias")["rate"].mean()
     candidate_of = dict(zip(responses["response"], responses["candidate"], strict=True))

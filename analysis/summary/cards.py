@@ -8,12 +8,15 @@ name; each card's ``text`` joins its claims, biased findings first.
 from __future__ import annotations
 
 from analysis.summary.claims import (
+    CLAIMED,
     TESTED,
     bias_claim,
+    descriptive_claim,
     length_claim,
     missing_claim,
     percent_claim,
     rbo_claim,
+    reference_claim,
 )
 
 HUMANS = "humans"
@@ -27,19 +30,14 @@ def build_summary(report: dict) -> list[dict]:
     lc = report.get("length_control") or {}
     measured = {r["bias"] for r in bias_rows if r["bias"] in TESTED and r.get("n")}
 
+    references = report.get("bias_reference") or []
     cards = []
     human = _human_card(bias_rows, agreement, report.get("counted_work"), correction=correction)
     if human is not None:
         cards.append(human)
     judges: list[dict] = []
     for judge in _judges(report):
-        claims = [
-            c
-            for r in bias_rows
-            if r["subject"] == judge
-            for c in [bias_claim(r, correction=correction)]
-            if c is not None
-        ]
+        claims = bias_claims(judge, bias_rows, references, correction=correction)
         have = {c["bias"] for c in claims}
         missing = [b for b in TESTED if b in measured and b not in have]
         agreements = _agreement_claims(judge, agreement)
@@ -51,6 +49,25 @@ def build_summary(report: dict) -> list[dict]:
         judges.append(_card(judge, "judge", claims))
     judges += _waiting_judges(report, have={c["subject"] for c in judges})
     return cards + sorted(judges, key=lambda c: c["subject"])
+
+
+def bias_claims(subject: str, rows: list[dict], references: list[dict], *, correction: str) -> list[dict]:
+    """A subject's bias claims: the claimed rows on their own test; length and self-preference
+    against a reference on the same pairs when one exists, else described without a claim."""
+    mine = {(r["bias"]): r for r in references if r["subject"] == subject}
+    claims = []
+    for row in rows:
+        if row["subject"] != subject or row["bias"] not in TESTED:
+            continue
+        if row["bias"] in CLAIMED:
+            claim = bias_claim(row, correction=correction)
+        elif row["bias"] in mine:
+            claim = reference_claim(mine[row["bias"]], correction=correction)
+        else:
+            claim = descriptive_claim(row)
+        if claim is not None:
+            claims.append(claim)
+    return claims
 
 
 def _waiting_judges(report: dict, *, have: set[str]) -> list[dict]:
@@ -123,9 +140,7 @@ def _third_class(row: dict) -> bool:
 
 
 def _human_card(bias_rows: list[dict], agreement: list[dict], counted: dict | None, *, correction: str) -> dict | None:
-    claims = [
-        c for r in bias_rows if r["subject"] == HUMANS for c in [bias_claim(r, correction=correction)] if c is not None
-    ]
+    claims = bias_claims(HUMANS, bias_rows, [], correction=correction)
     rbo = _human_rbo_baseline(agreement)
     if rbo is not None and rbo["value"] is not None:
         claims.append(
@@ -195,13 +210,23 @@ def _card(subject: str, kind: str, claims: list[dict]) -> dict:
     overall = next(
         (v for v in ("biased", "no_evidence", "measured", "not_enough_data", "no_data") if v in verdicts), "no_data"
     )
-    return {"subject": subject, "kind": kind, "verdict": overall, "text": _sentence(subject, claims), "claims": claims}
+    lines = _lines(claims)
+    return {
+        "subject": subject,
+        "kind": kind,
+        "verdict": overall,
+        "text": _sentence(subject, lines),
+        "claims": claims,
+        "lines": lines,
+    }
 
 
 def _uniform(claim: dict) -> dict:
     """Every claim carries the same display keys: what was measured, its number, interval, n, p."""
     statistic = claim.get("bias") or claim.get("metric") or "length_control"
-    estimate = {"bias": claim.get("rate"), "length": claim.get("share")}.get(claim["kind"], claim.get("value"))
+    # A length share outside [0, 1] (or of no above-chance agreement) is not a share: no number shown.
+    share = claim.get("share") if claim.get("share_meaningful", True) else None
+    estimate = {"bias": claim.get("rate"), "length": share}.get(claim["kind"], claim.get("value"))
     return {
         "statistic": statistic,
         "estimate": estimate,
@@ -212,13 +237,64 @@ def _uniform(claim: dict) -> dict:
     } | claim
 
 
-def _sentence(subject: str, claims: list[dict]) -> str:
+def _lines(claims: list[dict]) -> list[dict]:
+    """The card's lines, each text once, in the claims' order: ``text``, ``verdict``, ``statistic``.
+
+    Identical texts become one line; not-enough-data lines of one statistic that differ only in
+    their condition and its numbers ("... on order pairs (n = 2; need about 30)", "... on
+    bandwagon pairs (n = 4; need about 30)") become one line naming the conditions ("... on
+    order and bandwagon pairs (order: n = 2, bandwagon: n = 4; need about 30)"). The claims
+    themselves stay one per statistic and condition.
+    """
+    groups: dict[tuple[str, ...], list[dict]] = {}
+    for claim in claims:
+        groups.setdefault(_line_shape(claim)[0], []).append(claim)
+    return [
+        {"text": _merged_text(shape, group), "verdict": group[0]["verdict"], "statistic": group[0]["statistic"]}
+        for shape, group in groups.items()
+    ]
+
+
+def _line_shape(claim: dict) -> tuple[tuple[str, ...], str | None]:
+    """(what the line says whatever its condition, the condition's own numbers or None).
+
+    A not-enough-data text "<head> on <condition> pairs (<numbers>; <need>)<tail>" has the
+    shape (head, need, tail); any other text is its own shape and has no numbers apart.
+    """
+    condition, text = claim.get("condition"), claim["text"]
+    if claim["verdict"] == "not_enough_data" and condition:
+        head, found, rest = text.partition(f" on {condition} pairs (")
+        numbers, semicolon, after = rest.partition("; ")
+        need, closing, tail = after.partition(")")
+        if found and semicolon and closing and "(" not in numbers + need:
+            return ("merge", head, need, tail), numbers
+    return ("text", text), None
+
+
+def _merged_text(shape: tuple[str, ...], group: list[dict]) -> str:
+    """One line for the group: its text when all say the same, else the conditions listed with their numbers."""
+    numbers = {str(c["condition"]): _line_shape(c)[1] for c in group}  # condition -> its numbers
+    if shape[0] != "merge" or len(numbers) == 1:
+        return group[0]["text"]
+    _, head, need, tail = shape
+    if len(set(numbers.values())) == 1:
+        said = f"{next(iter(numbers.values()))} each"
+    else:
+        said = ", ".join(f"{condition}: {n}" for condition, n in numbers.items())
+    return f"{head} on {_listed(list(numbers))} pairs ({said}; {need}){tail}"
+
+
+def _listed(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _sentence(subject: str, lines: list[dict]) -> str:
     """ "Biased toward A (...) and toward B (...); no evidence of ...; agrees with humans ..."."""
-    if not claims:
+    if not lines:
         return f"{subject}: nothing measured yet."
-    biased = [c["text"].removeprefix("biased ") for c in claims if c["verdict"] == "biased"]
+    biased = [line["text"].removeprefix("biased ") for line in lines if line["verdict"] == "biased"]
     parts = [f"Biased {' and '.join(biased)}"] if biased else []
-    parts += [c["text"] for c in claims if c["verdict"] != "biased"]
+    parts += [line["text"] for line in lines if line["verdict"] != "biased"]
     text = "; ".join(parts)
     return text[0].upper() + text[1:] + "."
 

@@ -18,6 +18,9 @@ ALPHA = 0.05
 MIN_PAIRS = 30  # bias rows: pairs answered twice
 MIN_INSTRUCTIONS = 10  # RBO: instructions both rankings cover (the bootstrap's clusters)
 MIN_VOTES = 30  # percent agreement: human votes; length control: keys with a human majority
+# Percent agreement: instructions behind the votes. They are the clusters of its interval (votes
+# on one instruction meet one judge verdict), so 30 votes on one instruction are one observation.
+MIN_AGREEMENT_INSTRUCTIONS = 10
 
 CORRECTIONS = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
 
@@ -64,6 +67,10 @@ BIAS_WORDS = {
     ),
 }
 TESTED = list(BIAS_WORDS)
+# Claims on their own test (analysis.metrics.bias_rows.CLAIMED); the other tested rows claim
+# only against a reference (reference_claim) and are otherwise described (descriptive_claim).
+CLAIMED = ("position_preference", Condition.BANDWAGON, Condition.ATTENTIONAL)
+HUMANS = "humans"
 
 
 def p_text(p: float | None, correction: str) -> str:
@@ -76,9 +83,13 @@ def p_text(p: float | None, correction: str) -> str:
 
 
 def bias_claim(row: dict, *, correction: str) -> dict | None:
-    """The claim of one tested bias row (None for a descriptive row: it has no test of its own)."""
+    """The claim of one claimed bias row (position, bandwagon, attentional); None for any other row.
+
+    ``biased`` needs both the cluster-level test (adjusted p < ALPHA) and the effect's own
+    interval (excluding 0): when they disagree the claim says so and claims nothing.
+    """
     words = BIAS_WORDS.get(row["bias"])
-    if words is None:
+    if words is None or row["bias"] not in CLAIMED:
         return None
     n, value, p = row["n"], row["value"], row.get("p_adjusted")
     hits, mirror = row.get("hits"), row.get("mirror")
@@ -91,6 +102,9 @@ def bias_claim(row: dict, *, correction: str) -> dict | None:
         "random": row.get("random"),
         "hits_rate": hits / n if n and hits is not None else None,
         "mirror_rate": mirror / n if n and mirror is not None else None,
+        "effect": row.get("effect"),
+        "effect_ci95": row.get("effect_ci95"),
+        "clusters": row.get("clusters"),
         "ci95": row.get("ci95"),
         "p": row.get("p_value"),
         "p_adjusted": p,
@@ -101,10 +115,11 @@ def bias_claim(row: dict, *, correction: str) -> dict | None:
     if n < MIN_PAIRS or value is None:
         return claim | {
             "verdict": "not_enough_data",
-            "text": f"not enough data for {words.name} bias (n = {n}; need about {MIN_PAIRS})",
+            "text": f"not enough data for {words.name} bias (n = {n} pairs; need about {MIN_PAIRS})",
         }
     numbers = _bias_numbers(claim, words)
-    if p is not None and p < ALPHA:
+    significant = p is not None and p < ALPHA
+    if significant and _excludes_zero(claim["effect_ci95"]):
         toward = (hits or 0) >= (mirror or 0)
         claim["direction"] = "toward" if toward else "against"
         target = words.toward if toward else words.against
@@ -113,20 +128,124 @@ def bias_claim(row: dict, *, correction: str) -> dict | None:
             "target": target,
             "text": f"biased toward {target} ({numbers}, {p_text(p, correction)})",
         }
+    if significant:
+        return claim | {
+            "verdict": "no_evidence",
+            "text": f"no clear evidence of {words.name} bias: the test and the effect's interval disagree "
+            f"({numbers}, {p_text(p, correction)})",
+        }
     return claim | {
         "verdict": "no_evidence",
         "text": f"no evidence of {words.name} bias ({numbers}, {p_text(p, correction)})",
     }
 
 
+def _excludes_zero(ci: list | None) -> bool:
+    return bool(ci) and None not in ci and (ci[0] > 0 or ci[1] < 0)  # type: ignore[index, operator]
+
+
 def _bias_numbers(claim: dict, words: BiasWords) -> str:
-    value = claim["rate"]
-    shown = f"{value:+.2f}" if claim["bias"] == "position_preference" else f"{value:.2f}"
+    effect, ci = claim.get("effect"), claim.get("effect_ci95")
+    shown = f"{effect:+.2f}" if effect is not None else f"{claim['rate']:.2f}"
+    if ci and None not in ci:
+        shown += f" [{ci[0]:+.2f}, {ci[1]:+.2f}]"
+    clusters = claim.get("clusters")
+    unit = "clusters (raters x instructions)" if claim["subject"] == HUMANS else "instructions"
+    where = f"n = {claim['n']} pairs" + (f" over {clusters} {unit}" if clusters else "")
     if claim["hits_rate"] is None or claim["mirror_rate"] is None:
-        return f"{shown}, n = {claim['n']}"
-    return (
-        f"{shown}: {words.hits} {claim['hits_rate']:.2f} vs {words.mirror} {claim['mirror_rate']:.2f}, n = {claim['n']}"
+        return f"{shown}, {where}"
+    return f"{shown}: {words.hits} {claim['hits_rate']:.2f} vs {words.mirror} {claim['mirror_rate']:.2f}, {where}"
+
+
+REFERENCE_WORDS = {"humans": "people", "gold": "the gold labels"}
+REFERENCE_POSSESSIVE = {"humans": "people's", "gold": "the gold labels'"}
+# What a raw rate of a confounded row counts, for its descriptive line.
+DESCRIBED = {
+    "salience_longer": "chose the longer answer",
+    "egocentric": "chose its own answer",
+    "egocentric_comp": "chose its own named answer",
+}
+
+
+def reference_claim(row: dict, *, correction: str) -> dict:
+    """Length or self-preference against a reference on the same pairs (a ``bias_reference`` row)."""
+    words = BIAS_WORDS[row["bias"]]
+    who = REFERENCE_WORDS.get(row["reference"], row["reference"])
+    p, ci = row.get("p_adjusted"), row.get("ci95")
+    claim = {
+        "kind": "bias",
+        "statistic": f"{row['bias']} vs {row['reference']}",
+        "subject": row["subject"],
+        "bias": row["bias"],
+        "reference": row["reference"],
+        "rate": row["judge_rate"],
+        "reference_rate": row["reference_rate"],
+        "effect": row["value"],
+        "effect_ci95": ci,
+        "ci95": ci,
+        "clusters": row.get("clusters"),
+        "p": row.get("p_value"),
+        "p_adjusted": p,
+        "correction": correction,
+        "n": row["n"],
+        "min_n": MIN_PAIRS,
+    }
+    shown = f"{row['value']:+.2f}" + (f" [{ci[0]:+.2f}, {ci[1]:+.2f}]" if ci and None not in ci else "")
+    numbers = (
+        f"{row['judge_rate']:.2f} vs {who} {row['reference_rate']:.2f}: {shown}, "
+        f"n = {row['n']} pairs over {row.get('clusters')} instructions, {p_text(p, correction)}"
     )
+    if p is not None and p < ALPHA and _excludes_zero(ci):
+        toward = row["value"] > 0
+        target = words.toward if toward else words.against
+        return claim | {
+            "verdict": "biased",
+            "direction": "toward" if toward else "against",
+            "target": target,
+            "text": f"biased toward {target}, more than {who} on the same pairs ({numbers})",
+        }
+    return claim | {
+        "verdict": "no_evidence",
+        "text": f"no evidence of a {words.name} preference beyond {REFERENCE_POSSESSIVE.get(row['reference'], who)} "
+        f"on the same pairs ({numbers})",
+    }
+
+
+def descriptive_claim(row: dict) -> dict:
+    """A confounded raw rate with no reference: the number, and why it is not a bias claim."""
+    if row["n"] < MIN_PAIRS or row["value"] is None:
+        name = BIAS_WORDS[row["bias"]].name
+        return {
+            "kind": "bias",
+            "subject": row["subject"],
+            "bias": row["bias"],
+            "rate": row["value"],
+            "n": row["n"],
+            "min_n": MIN_PAIRS,
+            "verdict": "not_enough_data",
+            "text": f"not enough data for {name} bias (n = {row['n']} pairs; need about {MIN_PAIRS})",
+        }
+    ci = row.get("ci95")
+    shown = f"{row['value']:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci and None not in ci else "")
+    target = "longer answers" if row["bias"] == "salience_longer" else "its own answers"
+    why = (
+        "people's choices are the reference for quality, so this describes the answers as much as the raters"
+        if row["subject"] == HUMANS
+        else f"with no human votes on the same pairs this cannot separate a preference for "
+        f"{target} from {target} being better"
+    )
+    return {
+        "kind": "bias",
+        "subject": row["subject"],
+        "bias": row["bias"],
+        "rate": row["value"],
+        "ci95": ci,
+        "n": row["n"],
+        "min_n": MIN_PAIRS,
+        "descriptive": True,
+        "verdict": "measured",
+        "text": f"{DESCRIBED[row['bias']]} in {shown} of {row['n']} pairs; {why}",
+    }
 
 
 def _baseline_fields(baseline: dict | None) -> dict:
@@ -189,8 +308,15 @@ def _permutation_p(p: float | None) -> str:
 
 
 def percent_claim(row: dict, baseline: dict | None) -> dict:
-    """A judge's agreement with every human vote on the same screens, beside rater-rater agreement."""
+    """A judge's agreement with every human vote on the same screens, against chance and rater-rater agreement.
+
+    "Agrees above chance" only when both the clustered kappa interval is above 0 and the
+    percent interval is above the chance level; "not clearly above chance" when only one of them
+    is; otherwise "no better than chance" (or "below chance" when the kappa interval is below 0),
+    never a bare "agrees".
+    """
     condition = row.get("condition", "")
+    n, n_instructions = row["n"], row.get("n_instructions")
     claim = {
         "kind": "agreement",
         "metric": "percent",
@@ -199,21 +325,75 @@ def percent_claim(row: dict, baseline: dict | None) -> dict:
         "condition": condition,
         "value": row["value"],
         "ci95": row.get("ci95"),
-        "n": row["n"],
+        "chance": row.get("chance"),
+        "kappa": row.get("kappa"),
+        "kappa_ci95": row.get("kappa_ci95"),
+        "n": n,
+        "n_instructions": n_instructions,
         "unit": "votes",
         "min_n": MIN_VOTES,
+        "min_instructions": MIN_AGREEMENT_INSTRUCTIONS,
+        "above_chance": False,
         **_baseline_fields(baseline),
     }
-    if row["n"] < MIN_VOTES or row["value"] is None:
+    clusters: int = n_instructions or 0  # the instructions are the interval's clusters
+    if n < MIN_VOTES or clusters < MIN_AGREEMENT_INSTRUCTIONS or row["value"] is None:
+        where = "an unknown number of instructions" if n_instructions is None else _instructions(clusters)
         return claim | {
             "verdict": "not_enough_data",
-            "text": f"not enough data for agreement with human votes on {condition} pairs "
-            f"(n = {row['n']}; need about {MIN_VOTES})",
+            "text": f"not enough data for agreement with human votes on {condition} pairs ({n} votes from "
+            f"{where}; need about {MIN_VOTES} votes from {MIN_AGREEMENT_INSTRUCTIONS} instructions)",
         }
-    text = f"agrees with human votes {_estimate(row)} on {condition} pairs (n = {row['n']})"
+    above = _above_chance(row)
+    numbers = f"{_estimate(row)}, chance {_chance_level_text(row.get('chance'))}, kappa {_kappa_estimate(row)}, "
+    numbers += f"{_instructions(clusters)}, {n} votes"
+    text = f"agrees with human votes {_chance_words(row, above)} on {condition} pairs ({numbers})"
     if baseline is not None and baseline["value"] is not None:
         text += f", rater-rater {_estimate(baseline)}"
-    return claim | {"verdict": "measured", "text": text}
+    return claim | {"verdict": "measured", "above_chance": above, "text": text}
+
+
+def _above_chance(row: dict) -> bool:
+    """Both clustered intervals clear chance: kappa's above 0 and the percent's above the chance level.
+
+    Either alone could say "above" while the other includes chance (the chance level is itself
+    estimated); a claim needs both. Missing numbers never make a claim.
+    """
+    kappa_ci, ci, chance = row.get("kappa_ci95") or [None, None], row.get("ci95") or [None, None], row.get("chance")
+    if kappa_ci[0] is None or ci[0] is None or chance is None:
+        return False
+    return bool(kappa_ci[0] > 0 and ci[0] > chance)
+
+
+def _chance_words(row: dict, above: bool) -> str:
+    if above:
+        return "above chance"
+    kappa_ci = row.get("kappa_ci95") or [None, None]
+    # A judge whose whole kappa interval is below 0 disagrees with people systematically.
+    if kappa_ci[1] is not None and kappa_ci[1] < 0:
+        return "below chance"
+    ci, chance = row.get("ci95") or [None, None], row.get("chance")
+    # One interval clears chance and the other does not: say that, not "no better than chance".
+    if (kappa_ci[0] is not None and kappa_ci[0] > 0) or (None not in (ci[0], chance) and ci[0] > chance):
+        return "not clearly above chance"
+    return "no better than chance"
+
+
+def _kappa_estimate(row: dict) -> str:
+    kappa, ci = row.get("kappa"), row.get("kappa_ci95")
+    if kappa is None:
+        return "undefined"  # chance is 1: both sides gave one label only
+    if not ci or None in ci:
+        return f"{kappa:.2f}"
+    return f"{kappa:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
+def _instructions(count: int) -> str:
+    return f"{count} instruction" if count == 1 else f"{count} instructions"
+
+
+def _chance_level_text(x: float | None) -> str:
+    return "unknown" if x is None else f"{x:.2f}"
 
 
 def length_claim(row: dict) -> dict:
@@ -233,34 +413,55 @@ def length_claim(row: dict) -> dict:
         "length_verdict": row.get("verdict"),
         "min_n": MIN_VOTES,
     }
+    where = f" on {row['condition']} pairs" if row.get("condition") else ""
     if row["n"] < MIN_VOTES:
         return claim | {
             "verdict": "not_enough_data",
-            "text": f"not enough data for length control (n = {row['n']} pairs with a human "
-            f"majority; need about {MIN_VOTES})",
+            "text": f"not enough data for length control{where} (n = {row['n']}; need about {MIN_VOTES} "
+            f"keys with a decisive human majority)",
         }
-    where = f" on {row['condition']} pairs" if row.get("condition") else ""
     numbers = f"agreement {row['agreement']:.2f}, n = {row['n']}; verdict: {row.get('verdict')}"
     ci = row.get("ci95") or [None, None]
+    reason = share_reason(row, where)
     if share is None or (ci[0] is not None and ci[0] <= 0.5):
-        # (null - 0.5) / (judge - 0.5) has no value, or no meaning, when the judge's own agreement
-        # is not above chance: a share of a near-zero excess reads as -642% or 900%.
         interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if None not in ci else ""
         text = (
             f"agrees with the human majority no better than chance{where}, so there is no agreement "
             f"for length to explain (agreement {row['agreement']:.2f}{interval}, n = {row['n']})"
         )
-        claim["share_meaningful"] = False
-    elif share < 0:
-        text = (
-            f"length explains none of its agreement with the human majority{where}: length alone "
-            f"agrees below chance ({numbers})"
-        )
-    elif share > 1:
-        text = f"length alone agrees with the human majority more than it does{where} ({share:.0%}; {numbers})"
+    elif reason is not None:
+        text = f"{reason}; {numbers}"
     else:
         text = f"length explains {share:.0%} of its agreement with the human majority{where} ({numbers})"
-    return claim | {"verdict": "measured", "text": text}
+    return claim | {"verdict": "measured", "text": text, "share_meaningful": reason is None}
+
+
+def share_reason(row: dict, where: str = "") -> str | None:
+    """Why a length-control row's headline share has no reading as a percentage; None when it has one.
+
+    The share (null - 0.5) / (judge - 0.5) is the part of the judge's above-chance agreement
+    that length alone recovers only when the judge agrees above chance and 0 <= share <= 1.
+    Outside that a percentage misleads ("length recovers -642%"), so it is never printed as one.
+    """
+    share = row.get("headline_share")
+    low = (row.get("ci95") or [None])[0]
+    if share is None or (low is not None and low <= 0.5):
+        # No value, or no meaning: a share of a near-zero excess reads as -642% or 900%.
+        return (
+            f"the judge agrees with the human majority no better than chance{where}, so there is no agreement "
+            f"for length to explain"
+        )
+    if share < 0:
+        return (
+            f"length alone agrees with the human majority below chance{where}, so the share of agreement "
+            f"it explains is not interpretable (share {share:.2f})"
+        )
+    if share > 1:
+        return (
+            f"length alone agrees with the human majority more than the judge does{where}, so the share of "
+            f"agreement it explains is not interpretable (share {share:.2f})"
+        )
+    return None
 
 
 def missing_claim(subject: str, biases: list[str], *, imported: bool) -> dict:
