@@ -14,6 +14,7 @@ from annotations.services.review import ANY_FLAG, NO_FLAG
 from annotations.services.review import SORTS as REVIEW_SORTS
 from annotations.services.review import STATES as REVIEW_STATES
 from annotations.surveys import validate_surveys
+from cobbler_site import text_safety
 
 # More checks than this and a batch is mostly checks, not data.
 MAX_CHECK_RATE = 0.5
@@ -86,9 +87,13 @@ class JSONTextField(forms.CharField):
         if not text:
             return {}
         try:
-            parsed = json.loads(text)
+            parsed = text_safety.loads(text)  # refuses duplicate keys, huge integers, NUL
         except json.JSONDecodeError as e:
             raise forms.ValidationError(f"Not valid JSON: {e.msg} (line {e.lineno}, column {e.colno}).") from e
+        except text_safety.JSONProblem as e:
+            raise forms.ValidationError(f"Refused JSON: {e}.") from e
+        except RecursionError:
+            raise forms.ValidationError("Not valid JSON: nested too deeply.") from None
         return self.validate_json(parsed)
 
 

@@ -61,6 +61,15 @@ if not DEBUG and (not SECRET_KEY or SECRET_KEY in PUBLISHED_KEYS):
         "Set SECRET_KEY to a long random value: with DEBUG off the development and "
         ".env.example keys are refused (for local work, set DEBUG=1)."
     )
+# Django's own check (security.W009) wants 50 characters; a short key signs cookies and entry
+# codes that can be brute-forced, so with DEBUG off it is refused at startup, not warned about.
+MIN_SECRET_KEY_LENGTH = 50
+if not DEBUG and len(SECRET_KEY) < MIN_SECRET_KEY_LENGTH:
+    raise ImproperlyConfigured(
+        f"SECRET_KEY is {len(SECRET_KEY)} characters; with DEBUG off it must be at least "
+        f"{MIN_SECRET_KEY_LENGTH} random characters, e.g. "
+        '`python -c "import secrets; print(secrets.token_urlsafe(50))"`.'
+    )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -69,6 +78,9 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 PSEUDONYM_KEY = env_str("PSEUDONYM_KEY") or SECRET_KEY
 # Encrypts judge API keys stored in the database (Fernet, derived if unset).
 FIELD_ENCRYPTION_KEY = env_str("FIELD_ENCRYPTION_KEY") or SECRET_KEY
+# Former values of FIELD_ENCRYPTION_KEY, comma-separated: they still decrypt until
+# `manage.py rotate_field_key` has re-encrypted every stored key with the current one.
+FIELD_ENCRYPTION_OLD_KEYS = env_list("FIELD_ENCRYPTION_OLD_KEYS", [])
 if not DEBUG:
     for _name, _key in (("PSEUDONYM_KEY", PSEUDONYM_KEY), ("FIELD_ENCRYPTION_KEY", FIELD_ENCRYPTION_KEY)):
         if _key in PUBLISHED_KEYS:
@@ -83,6 +95,10 @@ SECURE_REDIRECT_EXEMPT = env_list("SECURE_REDIRECT_EXEMPT", [r"^healthz$"])
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)  # opt in: hard to undo
+# Preload is a deliberate choice, not an oversight: browsers' preload lists take months to leave,
+# so it stays off unless set. With it off, check --deploy's reminder (security.W021) is silenced;
+# every other deploy check still runs and must pass (tests/foundation/test_security_defaults.py).
+SILENCED_SYSTEM_CHECKS: list[str] = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 _proxy_header = env_list("SECURE_PROXY_SSL_HEADER", [])
@@ -262,6 +278,12 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["cobbler_site.access.ResearcherOnly"],
+    # JSON bodies parsed strictly: NUL, lone surrogates, duplicate keys, huge integers are a 400.
+    "DEFAULT_PARSER_CLASSES": [
+        "cobbler_site.text_safety.StrictJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -309,6 +331,11 @@ LOGGING = {
 # How many batches one worker identity (platform id) may hold in one study, whatever the
 # session id (annotations.services.crowd.claim_batch); 1 keeps raters independent across conditions.
 CROWD_MAX_BATCHES_PER_WORKER = env_int("CROWD_MAX_BATCHES_PER_WORKER", 1)
+# Live leases one client address (and one /24 or /64 network) may hold per study, whatever the
+# worker ids it brings (annotations.services.lease_caps; stored as keyed hashes); 0: no cap.
+# Behind a proxy set TRUSTED_PROXY_COUNT, or every worker shares the proxy's address.
+CROWD_MAX_LEASES_PER_IP = env_int("CROWD_MAX_LEASES_PER_IP", 3)
+CROWD_MAX_LEASES_PER_NETWORK = env_int("CROWD_MAX_LEASES_PER_NETWORK", 10)
 
 CELERY_BEAT_SCHEDULE = {
     # Leases are also checked when a worker asks for work; this catches quiet periods.
@@ -365,6 +392,15 @@ DESIGNS_DIR = Path(env_str("DESIGNS_DIR", str(DATA_DIR / "designs")))
 THROTTLE_START = env_str("THROTTLE_START", "30/min")  # crowd entry /s/<slug>/start
 THROTTLE_LOGIN = env_str("THROTTLE_LOGIN", "10/min")  # POSTs to accounts/login/ and the admin login
 THROTTLE_TOKEN = env_str("THROTTLE_TOKEN", "10/min")  # POST /api/token/
+# Per account, whatever the address (cobbler_site.throttle.AccountLockoutBackend): after this many
+# failed logins within the window, every password is refused for the lockout; 0 failures: off.
+LOGIN_ACCOUNT_MAX_FAILURES = env_int("LOGIN_ACCOUNT_MAX_FAILURES", 10)
+LOGIN_ACCOUNT_WINDOW_MINUTES = env_int("LOGIN_ACCOUNT_WINDOW_MINUTES", 15)
+LOGIN_ACCOUNT_LOCKOUT_MINUTES = env_int("LOGIN_ACCOUNT_LOCKOUT_MINUTES", 15)
+AUTHENTICATION_BACKENDS = [
+    "cobbler_site.throttle.AccountLockoutBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 THROTTLE_CONNECTION_TEST = env_str("THROTTLE_CONNECTION_TEST", "12/min")  # a model's "Test connection"
 # Behind N reverse proxies that set X-Forwarded-For, the client is its first hop; 0 trusts
 # only REMOTE_ADDR (a client can forge X-Forwarded-For).

@@ -9,11 +9,17 @@ not turn into an outage of the site.
 Rates are settings read on every request ("30/min", "10/s", "1000/hour", "5000/day").
 The client is REMOTE_ADDR, or the first X-Forwarded-For hop when TRUSTED_PROXY_COUNT > 0
 (only set that behind a proxy that overwrites the header).
+
+Logins are limited per account too (``AccountLockoutBackend``): a password guessed from many
+addresses is still ``LOGIN_ACCOUNT_MAX_FAILURES`` tries per ``LOGIN_ACCOUNT_WINDOW_MINUTES``,
+then the account refuses every password for ``LOGIN_ACCOUNT_LOCKOUT_MINUTES``.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import hmac
 import logging
 import math
 import time
@@ -21,7 +27,11 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from django.conf import settings
+from django.contrib.auth.backends import ModelBackend
+from django.contrib.auth.signals import user_login_failed
 from django.core.cache import cache
+from django.core.exceptions import PermissionDenied
+from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.template.loader import render_to_string
 from rest_framework.throttling import SimpleRateThrottle, UserRateThrottle
@@ -163,3 +173,79 @@ class TokenRateThrottle(_HitThrottle):
 
     def identity(self, request) -> str:
         return client_ip(request)
+
+
+# --- Per-account login failures -------------------------------------------------------------
+
+
+def _account_key(username: str) -> str:
+    """A keyed hash of the (case-folded) username: no username in cache keys or Redis dumps."""
+    key = f"{settings.SECRET_KEY}:cobbler_site.throttle.account".encode()
+    return hmac.new(key, username.strip().casefold().encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def account_locked(username: str) -> bool:
+    """Whether this account refuses logins right now (too many recent failures). Fails open."""
+    if not username:
+        return False
+    try:
+        return bool(cache.get(f"login-lock:{_account_key(username)}"))
+    except Exception:
+        logger.warning("throttle login-account: cache unavailable, login allowed (fail open)", exc_info=True)
+        return False
+
+
+def count_login_failure(username: str) -> bool:
+    """Count one failed login of ``username``; True when this failure locks the account."""
+    limit_ = int(getattr(settings, "LOGIN_ACCOUNT_MAX_FAILURES", 10) or 0)
+    if not username or limit_ <= 0:
+        return False
+    window = 60 * max(1, int(getattr(settings, "LOGIN_ACCOUNT_WINDOW_MINUTES", 15)))
+    lockout = 60 * max(1, int(getattr(settings, "LOGIN_ACCOUNT_LOCKOUT_MINUTES", 15)))
+    account = _account_key(username)
+    try:
+        cache.add(f"login-fail:{account}", 0, timeout=window)
+        failures = cache.incr(f"login-fail:{account}")
+        if failures < limit_:
+            return False
+        cache.set(f"login-lock:{account}", 1, timeout=lockout)
+        cache.delete(f"login-fail:{account}")  # after the lockout, a fresh window
+    except Exception:  # evicted between add and incr, or the cache is down: fail open
+        logger.warning("throttle login-account: cache unavailable, failure not counted", exc_info=True)
+        return False
+    logger.warning("throttle login-account: account locked for %s s after %s failures", lockout, limit_)
+    return True
+
+
+class AccountLockoutBackend(ModelBackend):
+    """Django's ModelBackend, except that a locked account authenticates with no password.
+
+    First in AUTHENTICATION_BACKENDS (ModelBackend stays listed after it, so sessions made
+    before keep working). Raising PermissionDenied stops Django's ``authenticate`` before any
+    other backend (so the right password does not get in either) and counts as a failed
+    login; a wrong password stops the same way, so it is hashed once, not once per backend.
+    Every login path goes through ``authenticate``: the login page, the admin login and
+    /api/token/. The form says only that the credentials are wrong, so a lockout does not
+    reveal that an account exists.
+    """
+
+    def authenticate(
+        self, request: HttpRequest | None, username: str | None = None, password: str | None = None, **kwargs: Any
+    ) -> Any:
+        if username is None:
+            return None  # not a username/password login
+        if account_locked(username):
+            raise PermissionDenied("account temporarily locked")
+        user = super().authenticate(request, username=username, password=password, **kwargs)
+        if user is None:
+            raise PermissionDenied("wrong credentials")  # counted by user_login_failed, like any failure
+        return user
+
+
+@receiver(user_login_failed, dispatch_uid="cobbler_site.throttle.count_login_failure")
+def _on_login_failed(
+    sender: Any, credentials: dict[str, Any], request: HttpRequest | None = None, **kwargs: Any
+) -> None:
+    username = credentials.get("username")
+    if isinstance(username, str) and not account_locked(username):  # a locked try does not extend it
+        count_login_failure(username)

@@ -32,3 +32,9 @@ urlpatterns = [
     path("", include("judging.urls")),
     path("", include("analysis.urls")),
 ]
+
+# Under /api/ errors are JSON ({"detail": ...}) like DRF's own; elsewhere Django's pages.
+handler400 = "cobbler_site.api_errors.bad_request"
+handler403 = "cobbler_site.api_errors.permission_denied"
+handler404 = "cobbler_site.api_errors.page_not_found"
+handler500 = "cobbler_site.api_errors.server_error"

@@ -24,6 +24,11 @@ TEST_ENV = {
     "THROTTLE_START": "100000/min",
     "THROTTLE_LOGIN": "100000/min",
     "THROTTLE_TOKEN": "100000/min",
+    # Every test worker claims from 127.0.0.1; the lease-cap tests switch the caps on.
+    "CROWD_MAX_LEASES_PER_IP": "0",
+    "CROWD_MAX_LEASES_PER_NETWORK": "0",
+    # Logins fail on purpose in many tests (the counts live in a shared cache); the lockout test lowers it.
+    "LOGIN_ACCOUNT_MAX_FAILURES": "100000",
 }
 for _name, _value in TEST_ENV.items():
     os.environ.setdefault(_name, _value)

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.core.management.base import CommandError
 
+from cobbler_site import text_safety
+
 if TYPE_CHECKING:
     from annotations.models import Study
 from django.db import models
@@ -66,9 +68,11 @@ def read_json(path: Path, root: Path | None = None) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise BadInput(shown, f"cannot read: {exc}") from None
     try:
-        return json.loads(text)
+        return text_safety.loads(text)
     except json.JSONDecodeError as exc:
         raise BadInput(f"{shown}:{exc.lineno}", f"invalid JSON ({exc.msg})") from None
+    except text_safety.JSONProblem as exc:
+        raise BadInput(shown, f"refused JSON: {exc}") from None
     except RecursionError:
         raise BadInput(shown, "invalid JSON (nested too deeply)") from None
 
@@ -85,7 +89,9 @@ def read_json_lines(path: Path, shown: str | None = None, *, limit: int | None =
     ``str.splitlines`` also splits on are valid inside a JSON string. Memory stays
     bounded: each line is read with ``readline(limit + 1)``, so a line longer than
     ``limit`` bytes is refused after reading at most that much. A line that cannot
-    be decoded or parsed, nests too deeply or is too long is a one-line BadInput.
+    be decoded or parsed, nests too deeply or is too long is a one-line BadInput, and
+    so is one ``cobbler_site.text_safety.loads`` refuses: a byte order mark, a duplicate
+    key, an integer over 18 digits, a NUL character or a lone surrogate in a string.
     """
     shown = shown or str(path)
     limit = max_line_bytes() if limit is None else limit
@@ -108,8 +114,6 @@ def read_json_lines(path: Path, shown: str | None = None, *, limit: int | None =
             where = f"{shown}:{number}"
             if len(raw) > limit and not raw.endswith(b"\n"):
                 raise BadInput(where, f"line longer than {limit} bytes (the IMPORT_MAX_LINE_BYTES limit)")
-            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]  # a UTF-8 byte order mark
             if not raw.strip(b" \t\r\n"):
                 continue
             try:
@@ -117,9 +121,11 @@ def read_json_lines(path: Path, shown: str | None = None, *, limit: int | None =
             except UnicodeDecodeError as exc:
                 raise BadInput(where, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
             try:
-                value = json.loads(text)
+                value = text_safety.loads(text)
             except json.JSONDecodeError as exc:
                 raise BadInput(where, f"invalid JSON ({exc.msg})") from None
+            except text_safety.JSONProblem as exc:
+                raise BadInput(where, f"refused JSON: {exc}") from None
             except RecursionError:
                 raise BadInput(where, "invalid JSON (nested too deeply)") from None
             yield where, value
@@ -134,11 +140,16 @@ def read_csv(path: Path, root: Path | None = None, *, required: Sequence[str]) -
             missing = [name for name in required if name not in (reader.fieldnames or [])]
             if missing:
                 raise BadInput(f"{shown}:1", f"missing column(s) {', '.join(missing)}")
-            return list(reader)
+            rows = list(reader)
     except FileNotFoundError:
         raise BadInput(shown, "file not found") from None
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise BadInput(shown, f"cannot read CSV: {exc}") from None
+    for number, row in enumerate(rows, 1):
+        # The cells go to text columns; see cobbler_site.text_safety.
+        if problem := text_safety.find_text_problem(list(row.items())):
+            raise BadInput(csv_where(path, root, number), f"a cell {problem}")
+    return rows
 
 
 def csv_where(path: Path, root: Path | None, row_number: int) -> str:

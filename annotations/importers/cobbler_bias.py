@@ -27,6 +27,7 @@ from annotations.importers.cobbler_content import RESPONDING_KEYS, CobblerConten
 from annotations.models import Assignment, Batch, Condition, Participant, Submission, Task
 from annotations.pseudonyms import pseudonymise
 from annotations.vocabulary import CrowdChoice
+from cobbler_site import text_safety
 
 HUMAN_BIAS = Path("human/batches/human_bias")
 # condition -> the folder the authors used ("distraction" is our "attentional").
@@ -124,8 +125,8 @@ def _read_tasks(content: CobblerContent, condition: str, folder: str, k: int) ->
 
 def _decode_answers(raw: str, where: str) -> dict[int, str]:
     try:
-        decoded = json.loads(raw)
-    except (json.JSONDecodeError, RecursionError):
+        decoded = text_safety.loads(raw)
+    except (json.JSONDecodeError, text_safety.JSONProblem, RecursionError):
         raise BadInput(where, "Answer.taskAnswers is not JSON") from None
     if not (isinstance(decoded, list) and len(decoded) == 1 and isinstance(decoded[0], dict)):
         raise BadInput(where, "Answer.taskAnswers must be a one-element list of {task_n: {A, B}}")

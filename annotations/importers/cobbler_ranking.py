@@ -27,6 +27,7 @@ from annotations.importers.base import (
 from annotations.importers.cobbler_content import CANONICAL_KEYS, CobblerContent
 from annotations.models import Assignment, Batch, Condition, Participant, Submission, Task
 from annotations.pseudonyms import pseudonymise
+from cobbler_site import text_safety
 
 AMT = Path("human/batches/AMT")
 LETTERS_FILE = Path("human/batches/model_annotations/human_annotation_gt_formatted.json")
@@ -78,9 +79,9 @@ def _load_letters(content: CobblerContent) -> list[dict[str, str]]:
 
 def _decode_answer(raw: str, start: int, size: int, where: str) -> dict[int, list[str]]:
     try:
-        outer = json.loads(raw)
-        inner = json.loads(outer[0]["amt_output_toy"])
-    except (json.JSONDecodeError, RecursionError, TypeError, KeyError, IndexError):
+        outer = text_safety.loads(raw)
+        inner = text_safety.loads(outer[0]["amt_output_toy"])
+    except (json.JSONDecodeError, text_safety.JSONProblem, RecursionError, TypeError, KeyError, IndexError):
         raise BadInput(where, "Answer.taskAnswers is not [{amt_output_toy: <JSON list>}]") from None
     if not isinstance(inner, list):
         raise BadInput(where, "amt_output_toy is not a JSON list")

@@ -35,6 +35,7 @@ from annotations.models import (
 )
 from annotations.pseudonyms import pseudonymise
 from annotations.vocabulary import CrowdChoice, Presentation
+from cobbler_site import text_safety
 
 MACHINE_JUDGE = "gpt4_pair"
 WINNERS = ("model_a", "model_b", "tie", "tie (inconsistent)")
@@ -145,7 +146,14 @@ def _read_parquet(path: Path) -> list[MtRow]:
         records = pq.read_table(path).to_pylist()
     except (OSError, pa.ArrowException) as exc:
         raise BadInput(str(path), f"cannot read Parquet: {exc}") from None
-    return [_row(raw, f"{path}: row {number}") for number, raw in enumerate(records, 1)]
+    rows = []
+    for number, raw in enumerate(records, 1):
+        where = f"{path}: row {number}"
+        # JSONL lines are checked by their reader; Parquet strings only here (cobbler_site.text_safety).
+        if problem := text_safety.find_text_problem(raw):
+            raise BadInput(where, f"a string {problem}")
+        rows.append(_row(raw, where))
+    return rows
 
 
 def _get_study(slug: str) -> Study:

@@ -224,6 +224,10 @@ class Assignment(models.Model):
     leased_until = models.DateTimeField(null=True, blank=True)
     # Hashed crowd-platform ids of this sitting (MTurk assignmentId, Prolific SESSION_ID).
     external_session_hash = models.CharField(max_length=64, blank=True)
+    # Keyed hashes of the claiming client's address and of its /24 or /64, never the address:
+    # they count live leases per network (annotations.services.lease_caps). Empty without a client.
+    client_ip_hash = models.CharField(max_length=64, blank=True)
+    client_net_hash = models.CharField(max_length=64, blank=True)
     started_at = models.DateTimeField(auto_now_add=True)
     # When the worker first saw a task page of this batch; a lease never opened expires after
     # CROWD_UNOPENED_LEASE_MINUTES instead of the study's lease_minutes.

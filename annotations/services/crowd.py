@@ -19,13 +19,18 @@ from django.utils import timezone
 
 from annotations import surveys
 from annotations.models import Assignment, Batch, Participant, QualificationItem, Study, Submission, Task
+from annotations.models.qualification import ITEMS_SHOWN
 from annotations.pseudonyms import pseudonymise
 
 # Answering lives in its own module; re-exported because callers import it from here.
 from annotations.services.answering import answered_by_another_page, shown_order, submit_task  # noqa: F401
+from annotations.services.lease_caps import ClientNetwork, LeaseCapReached, check_lease_caps, lock_network
 from annotations.vocabulary import CrowdChoice
 
 _ID_RE = re.compile(r"^[A-Za-z0-9_.@:-]{1,128}$")
+# The platforms' own id formats: a made-up id is refused at the door, before it costs a row.
+PROLIFIC_ID_RE = re.compile(r"^[0-9a-fA-F]{24}$")  # Prolific: 24 hex characters
+MTURK_WORKER_ID_RE = re.compile(r"^A[A-Z0-9]{12,20}$")  # MTurk: "A" and 12-20 capitals or digits
 # MTurk shows a preview of the HIT with this placeholder before the worker accepts it.
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
 
@@ -74,8 +79,12 @@ def parse_entry(params: Mapping[str, str]) -> Entry:
 
     if clean("PROLIFIC_PID"):
         clean("STUDY_ID")  # not stored (the study is in the URL), but a malformed one is refused
+        if not PROLIFIC_ID_RE.match(clean("PROLIFIC_PID")):
+            raise ValidationError("This is not a Prolific ID. Open the study from Prolific, which fills it in.")
         return Entry(Participant.Platform.PROLIFIC, clean("PROLIFIC_PID"), clean("SESSION_ID"))
     if clean("workerId"):
+        if not MTURK_WORKER_ID_RE.match(clean("workerId")):
+            raise ValidationError("This is not an MTurk worker ID. Open the study from the HIT on MTurk.")
         assignment_id = clean("assignmentId")
         if not assignment_id or assignment_id == MTURK_PREVIEW:
             raise ValidationError("Accept the HIT on MTurk first; this is only a preview.")
@@ -151,7 +160,7 @@ def grade_qualification(*, participant: Participant, choices: Mapping[int, str])
     the participant has no attempts left.
     """
     study = participant.study
-    items = QualificationItem.for_study(study)
+    items = qualification_draw(participant=participant)
     if participant.qualified:
         return []
     if participant.qualification_attempts >= study.qualification_attempts_allowed:
@@ -167,21 +176,38 @@ def grade_qualification(*, participant: Participant, choices: Mapping[int, str])
     return wrong
 
 
-def qualification_layout(
-    *, participant: Participant, items: list[QualificationItem]
-) -> list[tuple[QualificationItem, bool]]:
-    """The items in this attempt's order, each with whether its two answers are shown swapped.
+def qualification_draw(*, participant: Participant) -> list[QualificationItem]:
+    """This attempt's items, in the order shown: ``ITEMS_SHOWN`` drawn from the study's pool.
 
-    Seeded by the participant and the attempt number, so a reload shows the same layout and
-    a retry a new one. The answers are swapped only when the study shows no feedback (an
-    explanation names the systems by their canonical slots). The posted values stay the
-    canonical slots ("A" is answer_a wherever it is shown).
+    Seeded by the study, the participant and the attempt number: a reload shows the same
+    items, a retry (and every other participant) a new draw, so the answers of one attempt
+    (or one farmed identity) do not hand over the next. A study that reveals the answers
+    after a failed attempt (``qualification_reveal_answers``) retries the same, explained items.
     """
-    rng = random.Random(f"qualification:{participant.pk}:{participant.qualification_attempts}")
-    ordered = sorted(items, key=lambda item: item.position)
-    rng.shuffle(ordered)
-    swap = not participant.study.qualification_reveal_answers
-    return [(item, swap and rng.random() < 0.5) for item in ordered]
+    study = participant.study
+    pool = sorted(QualificationItem.for_study(study), key=lambda item: item.position)
+    attempt = 0 if study.qualification_reveal_answers else participant.qualification_attempts
+    rng = random.Random(f"qualification-draw:{study.pk}:{participant.pk}:{attempt}")
+    return rng.sample(pool, min(ITEMS_SHOWN, len(pool)))
+
+
+def qualification_layout(*, participant: Participant) -> list[tuple[QualificationItem, bool]]:
+    """This attempt's items (``qualification_draw``), each with whether its two answers are shown swapped.
+
+    Seeded like the draw, so a reload shows the same layout and a retry a new one. The posted
+    values stay the canonical slots (A is answer_a wherever it is shown); an explanation
+    shown after a failed attempt names the slots as shown (``shown_explanation``).
+    """
+    rng = random.Random(f"qualification-swap:{participant.pk}:{participant.qualification_attempts}")
+    return [(item, rng.random() < 0.5) for item in qualification_draw(participant=participant)]
+
+
+def shown_explanation(item: QualificationItem, *, swapped: bool) -> str:
+    """The item's explanation with "System A" and "System B" swapped when its answers are."""
+    if not swapped:
+        return item.explanation
+    other = {CrowdChoice.A: CrowdChoice.B, CrowdChoice.B: CrowdChoice.A}
+    return re.sub(r"System ([AB])", lambda m: "System " + other[CrowdChoice(m.group(1))], item.explanation)
 
 
 def session_assignment(*, participant: Participant, session_hash: str) -> Assignment | None:
@@ -274,7 +300,9 @@ def claim_order(*, study: Study, participant: Participant, round_: int = 0) -> l
     return [pk for *_key, pk in order]
 
 
-def claim_batch(*, participant: Participant, session_hash: str, rounds: int = 5) -> Assignment | None:
+def claim_batch(
+    *, participant: Participant, session_hash: str, rounds: int = 5, network: ClientNetwork | None = None
+) -> Assignment | None:
     """Lease a batch that still has fewer than K live workers; None when none is left.
 
     Which batch: ``claim_order`` (seeded, balanced across conditions). At most
@@ -287,6 +315,9 @@ def claim_batch(*, participant: Participant, session_hash: str, rounds: int = 5)
     one worker cannot take two batches past the maximum. SQLite runs writers one at a
     time (IMMEDIATE transactions), which gives the same guarantee there. SKIP LOCKED lets
     concurrent workers spread over batches instead of queueing on one.
+
+    ``network`` (the claiming client's hashed address, annotations.services.lease_caps):
+    LeaseCapReached when its address or network already holds the study's cap of live leases.
     """
     study = participant.study
     Assignment.objects.filter(batch__study=study).expire_stale()
@@ -297,19 +328,26 @@ def claim_batch(*, participant: Participant, session_hash: str, rounds: int = 5)
         if not candidates:
             return None
         for batch_id in candidates:
-            assignment = _claim_one(participant=participant, batch_id=batch_id, session_hash=session_hash)
+            assignment = _claim_one(
+                participant=participant, batch_id=batch_id, session_hash=session_hash, network=network
+            )
             if assignment is not None:
                 return assignment
     return None
 
 
-def _claim_one(*, participant: Participant, batch_id: int, session_hash: str) -> Assignment | None:
+def _claim_one(
+    *, participant: Participant, batch_id: int, session_hash: str, network: ClientNetwork | None
+) -> Assignment | None:
     study = participant.study
     with transaction.atomic():
-        # The worker first (one claim per worker at a time), then the batch.
+        # The worker first (one claim per worker at a time), then the network, then the batch.
         Participant.objects.select_for_update().filter(pk=participant.pk).first()
         if held_batches(participant) >= max_batches_per_worker():
             return None
+        if network is not None:
+            lock_network(network)
+            check_lease_caps(study=study, network=network)
         batch = Batch.objects.select_for_update(skip_locked=True).filter(pk=batch_id).first()
         if batch is None:
             return None  # another worker is claiming it right now; try the next one
@@ -321,6 +359,8 @@ def _claim_one(*, participant: Participant, batch_id: int, session_hash: str) ->
                     batch=batch,
                     participant=participant,
                     external_session_hash=session_hash,
+                    client_ip_hash=network.address_hash if network else "",
+                    client_net_hash=network.network_hash if network else "",
                     leased_until=timezone.now() + timedelta(minutes=study.lease_minutes),
                 )
         except IntegrityError:
@@ -348,14 +388,16 @@ def sample_task(study: Study) -> Task | None:
 @dataclass(frozen=True)
 class Step:
     """Where a worker stands: consent, qualify, failed_qualification, pre_survey, task, post_survey,
-    no_work, completed, timed_out."""
+    no_work, lease_cap (the client's address or network holds its cap of leases), completed, timed_out."""
 
     name: str
     assignment: Assignment | None = None
     task: Task | None = None
 
 
-def next_step(*, participant: Participant, session_hash: str, claim: bool = True) -> Step:
+def next_step(
+    *, participant: Participant, session_hash: str, claim: bool = True, network: ClientNetwork | None = None
+) -> Step:
     """Decide the worker's next screen, leasing a batch when they are ready for one.
 
     Resuming is this function: a reload lands on the first unanswered task of the
@@ -363,6 +405,7 @@ def next_step(*, participant: Participant, session_hash: str, claim: bool = True
     lease (``resume_open_assignment``) rather than leasing another batch. A study's
     pre-study survey comes before the first task, its post-study survey before "completed"
     (annotations.surveys.awaiting), so no completion code is shown before it is answered.
+    A new lease is refused (``lease_cap``) when ``network`` holds its cap (claim_batch).
     """
     if participant.consented_at is None:
         return Step("consent")
@@ -374,7 +417,12 @@ def next_step(*, participant: Participant, session_hash: str, claim: bool = True
     if assignment is None:  # a new session of a worker who holds an open lease resumes it
         assignment = resume_open_assignment(participant=participant, session_hash=session_hash)
     if assignment is None:
-        assignment = claim_batch(participant=participant, session_hash=session_hash) if claim else None
+        try:
+            assignment = (
+                claim_batch(participant=participant, session_hash=session_hash, network=network) if claim else None
+            )
+        except LeaseCapReached:
+            return Step("lease_cap")
         if assignment is None:
             return Step("no_work")
     assignment.expire_if_stale()

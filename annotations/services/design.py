@@ -21,6 +21,7 @@ from django.db import transaction
 
 from annotations.models import Batch, Condition, Instruction, Pair, Response, Study, Task
 from annotations.quality import checks
+from cobbler_site import text_safety
 
 PAIRWISE_CONDITIONS = (Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL, Condition.PLAIN)
 COBBLER_CONDITIONS = (Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL)
@@ -50,11 +51,14 @@ def parse_cobbler_letter_map(raw: bytes, name: str) -> list[dict[str, str]]:
             f"{name} is larger than {MAX_LETTER_MAP_BYTES // 1024} KB: it is not {LETTER_MAP_PATH.name}."
         )
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
+        # utf-8-sig: CoBBLEr's own file may carry a BOM; the rest is strict (cobbler_site.text_safety).
+        data = text_safety.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError:
         raise ValidationError(f"{name} is not UTF-8 text: it is not {LETTER_MAP_PATH.name}.") from None
     except json.JSONDecodeError as exc:
         raise ValidationError(f"{name} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}).") from None
+    except text_safety.JSONProblem as exc:
+        raise ValidationError(f"{name} is refused: {exc}.") from None
     except RecursionError:
         raise ValidationError(f"{name} is not valid JSON (nested too deeply).") from None
     if not (
@@ -102,11 +106,15 @@ def confined_letter_map(design_dir: str) -> list[dict[str, str]]:
     if not design_dir.strip() or relative.is_absolute() or ".." in relative.parts or "\x00" in design_dir:
         raise refusal
     root = Path(settings.DESIGNS_DIR).resolve()
-    path = (root / relative / LETTER_MAP_PATH).resolve()
+    try:
+        path = (root / relative / LETTER_MAP_PATH).resolve()
+        found = path.is_relative_to(root) and path.is_file()
+    except OSError:  # a name too long for the file system (ENAMETOOLONG) is no directory either
+        raise refusal from None
     if not path.is_relative_to(root):
         raise refusal
     shown = f"designs/{relative.as_posix()}/{LETTER_MAP_PATH.as_posix()}"
-    if not path.is_file():
+    if not found:
         raise ValidationError(f"{shown} not found under DATA_DIR.")
     return _read_letter_map(path, shown)
 

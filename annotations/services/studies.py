@@ -26,6 +26,9 @@ from annotations.models import (
 )
 from cobbler_site.csv_safety import safe_cell
 
+# A taken slug, whoever holds it: saying "exists" would confirm another researcher's private study.
+SLUG_NOT_AVAILABLE = "This slug is not available; choose another."
+
 EXPORT_FIELDS = (
     "submission_id",
     "study",
@@ -84,7 +87,8 @@ def create_study(
     Raises ValidationError (nothing stored) when the slug is taken or a number is out of range.
     """
     if Study.objects.filter(slug=slug).exists():
-        raise ValidationError(f"A study with slug {slug!r} already exists.")
+        # The same words whoever holds the slug: another researcher's private study stays unseen.
+        raise ValidationError(SLUG_NOT_AVAILABLE)
     if not 1 <= overlap <= 50 or not 0 <= bandwagon_percent <= 100 or lease_minutes < 1:
         raise ValidationError("overlap must be 1-50, bandwagon_percent 0-100, lease_minutes >= 1.")
     study = Study.objects.create(

@@ -23,7 +23,7 @@ from django.test.utils import override_settings
 from django.utils import timezone
 
 from annotations import answers, services
-from annotations.models import Assignment, Batch, Pair, Participant, QualificationItem, Response, Study, Task
+from annotations.models import Assignment, Batch, Pair, Participant, Response, Study, Task
 from annotations.services.crowd import Entry
 from annotations.simulation import timeline
 from annotations.simulation.behaviour import (
@@ -144,9 +144,9 @@ def _enter_and_qualify(study: Study, worker: SimWorker, seed: int) -> Participan
     Participant.objects.filter(pk=participant.pk).update(label=worker.label, simulated=True)
     participant.label, participant.simulated = worker.label, True
     services.give_consent(participant=participant)
-    items = sorted(QualificationItem.for_study(study), key=lambda item: item.position)
     rng = random.Random(f"{seed}:{worker.label}:qualification")
     while not participant.qualified and participant.qualification_attempts < study.qualification_attempts_allowed:
+        items = services.qualification_draw(participant=participant)  # each attempt draws from the pool
         picks = qualification_choices(
             worker, gold=[item.gold for item in items], attempt=participant.qualification_attempts, rng=rng
         )

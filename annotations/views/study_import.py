@@ -34,6 +34,7 @@ from annotations.importers.base import BadInput
 from annotations.importers.generic import FILES, StudyPlan, read_study
 from annotations.importers.generic_write import import_study
 from annotations.models import Study
+from annotations.services.studies import SLUG_NOT_AVAILABLE
 from cobbler_site.access import Audience, allow
 
 SESSION_KEY = "study_import"
@@ -113,7 +114,10 @@ class StudyUploadForm(forms.Form):
             if not slug:
                 self.add_error("slug", "Give the new study a slug, or choose a study to replace.")
             elif Study.objects.filter(slug=slug).exists():
-                self.add_error("slug", "A study with this slug exists; choose it under 'Replace study' if it is yours.")
+                # Neutral whoever holds it: another researcher's private slug is not confirmed.
+                self.add_error(
+                    "slug", f"{SLUG_NOT_AVAILABLE} To replace one of your studies, pick it under 'Replace study'."
+                )
         return data
 
 
@@ -241,7 +245,7 @@ def study_import_confirm(request: HttpRequest) -> HttpResponse:
     existing = Study.objects.filter(slug=slug).first()
     if existing is not None and (not pending["replace"] or existing not in _replaceable(request.user)):
         _discard(request)
-        messages.error(request, f"Study {slug} exists and is not one you may replace; nothing was imported.")
+        messages.error(request, f"{SLUG_NOT_AVAILABLE} Nothing was imported.")
         return redirect(reverse("annotations:study_import"))
     try:
         report = import_study(root=folder, slug=slug, name=pending["name"], created_by=request.user)

@@ -25,7 +25,6 @@ from annotations.models import (
     Condition,
     LeaseLost,
     Participant,
-    QualificationItem,
     Response,
     Study,
     Submission,
@@ -33,6 +32,7 @@ from annotations.models import (
 )
 from annotations.services.answering import answered_by_another_page
 from annotations.services.crowd import is_mturk_preview, sample_task
+from annotations.services.lease_caps import client_network
 from annotations.services.recruitment import prolific_completion_url
 from annotations.shown import answer_letter, check_texts, cue_banner
 from annotations.worker_session import MTURK_SUBMIT_HOSTS, MTurkReturn, read_worker, remember_worker
@@ -186,7 +186,7 @@ def qualify(request: HtmxHttpRequest, study: Study, participant: Participant, se
     step = services.next_step(participant=participant, session_hash=session_hash, claim=False)
     if step.name != "qualify":
         return _go(request, _step_url(study, step))
-    items = QualificationItem.for_study(study)
+    items = services.qualification_draw(participant=participant)
     reveal = study.qualification_reveal_answers
     error, wrong, chosen = "", [], {}
     if request.method == "POST":
@@ -207,10 +207,13 @@ def qualify(request: HtmxHttpRequest, study: Study, participant: Participant, se
                 # would hand the gold answers to the next attempt.
                 error = "Not all of your answers were right. Read each question carefully and try again."
                 chosen, wrong = {}, []
-    layout = services.qualification_layout(participant=participant, items=items)
+    layout = services.qualification_layout(participant=participant)  # a failed attempt draws again
     context = {
         "study": study,
-        "rows": [(item, chosen.get(item.pk, ""), swapped) for item, swapped in layout],
+        "rows": [
+            (item, chosen.get(item.pk, ""), swapped, services.shown_explanation(item, swapped=swapped))
+            for item, swapped in layout
+        ],
         "wrong_ids": {i.pk for i in wrong} if reveal else set(),
         "reveal": reveal,
         "error": error,
@@ -225,9 +228,12 @@ def qualify(request: HtmxHttpRequest, study: Study, participant: Participant, se
 @require_GET
 def work(request: HtmxHttpRequest, study: Study, participant: Participant, session_hash: str) -> HttpResponse:
     """The router: leases a batch if needed and sends the worker to their next screen."""
-    step = services.next_step(participant=participant, session_hash=session_hash)
+    network = client_network(throttle.client_ip(request))  # hashed: counts leases per address and network
+    step = services.next_step(participant=participant, session_hash=session_hash, network=network)
     if step.name == "no_work":
         return render(request, "annotations/worker/no_work.html", {"study": study})
+    if step.name == "lease_cap":  # no lease was granted; 429: this address may come back later
+        return render(request, "annotations/worker/lease_cap.html", {"study": study}, status=429)
     return redirect(_step_url(study, step))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -13,6 +14,16 @@ from annotations.models import Candidate, Instruction, QualificationItem, Respon
 from tests.conftest import COBBLER_DIR, needs_shared
 
 CANDIDATES = ("alpha", "beta", "gamma", "delta")
+
+
+def prolific_id(name: str) -> str:
+    """A well-formed Prolific ID (24 hex characters) standing for ``name``."""
+    return hashlib.sha256(name.encode()).hexdigest()[:24]
+
+
+def mturk_worker_id(name: str) -> str:
+    """A well-formed MTurk worker ID ("A" and 13 capitals or digits) standing for ``name``."""
+    return "A" + hashlib.sha256(name.encode()).hexdigest()[:13].upper()
 
 
 def build_study(slug: str = "pilot", *, instructions: int = 2, texts: dict | None = None, **fields: object) -> Study:

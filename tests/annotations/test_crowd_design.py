@@ -10,14 +10,14 @@ from django.utils import timezone
 
 from annotations import services
 from annotations.models import Assignment, Participant
-from tests.annotations.conftest import build_study, current_task_url, enter, qualify
+from tests.annotations.conftest import build_study, current_task_url, enter, prolific_id, qualify
 
 CONDITIONS = ("attentional", "bandwagon", "order", "plain")
 
 
 def _arrive(study, name: str, session: str = "") -> Assignment | None:
     """One worker arriving through the real services: entry, consent, qualification, claim."""
-    entry = services.parse_entry({"PROLIFIC_PID": name, "SESSION_ID": session or f"{name}-s"})
+    entry = services.parse_entry({"PROLIFIC_PID": prolific_id(name), "SESSION_ID": session or f"{name}-s"})
     participant, session_hash = services.enter_study(study=study, entry=entry)
     services.give_consent(participant=participant)
     Participant.objects.filter(pk=participant.pk).update(qualified=True)
@@ -101,10 +101,10 @@ def test_a_new_session_through_the_views_resumes_the_open_batch(db):
     study = build_study("views", overlap=2)
     services.generate_batches(study=study, condition="bandwagon", seed=7, pairs_per_batch=3)
     first = Client()
-    enter(first, study, PROLIFIC_PID="pid-1", STUDY_ID="s", SESSION_ID="one")
+    enter(first, study, PROLIFIC_PID="60a1b2c3d4e5f6a7b8c9d001", STUDY_ID="s", SESSION_ID="one")
     qualify(first, study)
     url = current_task_url(first, study)
     second = Client()
-    enter(second, study, PROLIFIC_PID="pid-1", STUDY_ID="s", SESSION_ID="two")
+    enter(second, study, PROLIFIC_PID="60a1b2c3d4e5f6a7b8c9d001", STUDY_ID="s", SESSION_ID="two")
     assert second.get(reverse("annotations:work", args=[study.slug]))["Location"] == url
     assert Assignment.objects.count() == 1

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from annotations import answers, services
 from annotations.models import Assignment, Participant, QualificationItem, Submission
+from annotations.models.qualification import ITEMS_SHOWN
 from annotations.tasks import expire_stale_leases
 from tests.annotations.conftest import build_study, current_task_url, enter, qualify
 from tests.annotations.helpers import form_fields
@@ -140,8 +141,10 @@ def test_the_claim_frees_places_held_by_unopened_leases(db):
 
 
 def _fail_once(client: Client, study) -> tuple[str, list[QualificationItem]]:
+    """One failed attempt (only the first shown item right); returns the page and the items it graded."""
     client.post(reverse("annotations:consent", args=[study.slug]), {"agree": "yes"})
-    items = QualificationItem.for_study(study)
+    participant = Participant.objects.get(study=study)
+    items = services.qualification_draw(participant=participant)
     wrong = {f"q{i.pk}": ("B" if i.gold == "A" else "A") for i in items}
     wrong[f"q{items[0].pk}"] = items[0].gold  # one right, the others wrong
     response = client.post(reverse("annotations:qualify", args=[study.slug]), wrong)
@@ -153,7 +156,7 @@ def test_a_failed_qualification_shows_no_gold_answers(client, pilot):
     enter(client, pilot)
     html, items = _fail_once(client, pilot)
     assert "try again" in html
-    for item in items:
+    for item in QualificationItem.for_study(pilot):
         assert item.explanation not in html
     assert "wrong" not in html.split('id="qualify-form"')[1]  # no item is marked
     assert " checked" not in html  # the previous picks are not echoed back either
@@ -165,43 +168,65 @@ def test_the_study_may_choose_to_reveal_the_explanations(client, pilot):
     pilot.save()
     enter(client, pilot)
     html, items = _fail_once(client, pilot)
-    assert items[1].explanation in html and "qitem wrong" in html
-    assert items[0].explanation not in html  # the right one is not marked
+    participant = Participant.objects.get()
+    # The retry is of the same, explained items, named as they are now shown.
+    assert {i.pk for i, _ in services.qualification_layout(participant=participant)} == {i.pk for i in items}
+    swapped = {i.pk: flag for i, flag in services.qualification_layout(participant=participant)}
+    assert services.shown_explanation(items[1], swapped=swapped[items[1].pk]) in html and "qitem wrong" in html
+    assert f'<p class="hint">{services.shown_explanation(items[0], swapped=swapped[items[0].pk])}' not in html
+
+
+def test_a_swapped_explanation_names_the_slots_as_shown(pilot):
+    item = QualificationItem.for_study(pilot)[0]
+    assert item.explanation.startswith("System A agrees")
+    assert services.shown_explanation(item, swapped=True).startswith("System B agrees")
+    assert "System A is wrong" in services.shown_explanation(item, swapped=True)
+    assert services.shown_explanation(item, swapped=False) == item.explanation
 
 
 def _shown_order(html: str, items: list[QualificationItem]) -> list[int]:
-    return [pk for _, pk in sorted((html.index(f'name="q{i.pk}"'), i.pk) for i in items)]
+    return [pk for _, pk in sorted((html.index(f'name="q{i.pk}"'), i.pk) for i in items if f'name="q{i.pk}"' in html)]
 
 
-def test_items_and_their_answers_are_reordered_per_participant_and_attempt(pilot):
-    items = QualificationItem.for_study(pilot)
-    layouts = set()
+def test_items_are_drawn_from_a_pool_and_reordered_per_participant_and_attempt(pilot):
+    pool = QualificationItem.for_study(pilot)
+    assert len(pool) >= 3 * ITEMS_SHOWN
+    layouts, drawn = set(), set()
     for n in range(6):
         participant = Participant.objects.create(study=pilot, platform="code", external_hash=f"h{n}")
         participant.study = pilot
         for attempt in range(3):
             participant.qualification_attempts = attempt
-            layout = services.qualification_layout(participant=participant, items=items)
-            assert layout == services.qualification_layout(participant=participant, items=items)  # stable on reload
+            layout = services.qualification_layout(participant=participant)
+            assert layout == services.qualification_layout(participant=participant)  # stable on reload
+            assert len(layout) == ITEMS_SHOWN and len({item.pk for item, _ in layout}) == ITEMS_SHOWN
             layouts.add(tuple((item.pk, swapped) for item, swapped in layout))
-    assert len(layouts) > 3
+            drawn.add(frozenset(item.pk for item, _ in layout))
+    assert len(drawn) > 6  # different items, not only a different order
+    assert len({pk for items in drawn for pk in items}) > ITEMS_SHOWN * 2  # the pool is used
     assert any(swapped for layout in layouts for _, swapped in layout)
-    assert any(tuple(pk for pk, _ in layout) != tuple(i.pk for i in items) for layout in layouts)
+    assert any(not swapped for layout in layouts for _, swapped in layout)
 
 
-def test_the_page_follows_the_layout_and_a_retry_changes_it(client, pilot):
+def test_the_page_follows_the_layout_and_a_retry_draws_again(client, pilot):
     enter(client, pilot)
     client.post(reverse("annotations:consent", args=[pilot.slug]), {"agree": "yes"})
     items = QualificationItem.for_study(pilot)
     participant = Participant.objects.get()
     url = reverse("annotations:qualify", args=[pilot.slug])
     html = client.get(url).content.decode()
-    expected = services.qualification_layout(participant=participant, items=items)
+    expected = services.qualification_layout(participant=participant)
     assert _shown_order(html, items) == [item.pk for item, _ in expected]
     for item, swapped in expected:
         block = html.split(f'name="q{item.pk}"')[0].rsplit("<fieldset", 1)[1]
         first, second = (item.answer_b, item.answer_a) if swapped else (item.answer_a, item.answer_b)
         assert block.index(first) < block.index(second)
+    # A failed attempt shows the next attempt's draw, graded as drawn.
+    wrong = {f"q{item.pk}": ("B" if item.gold == "A" else "A") for item, _ in expected}
+    retry = client.post(url, wrong).content.decode()
+    participant.refresh_from_db()
+    again = services.qualification_layout(participant=participant)
+    assert _shown_order(retry, items) == [item.pk for item, _ in again] != [item.pk for item, _ in expected]
     # Gold values still post as the canonical slots (the conftest helper passes).
     qualify(client, pilot)
     assert Participant.objects.get().qualified
@@ -222,7 +247,7 @@ def test_only_listed_codes_enter_when_the_study_lists_them(pilot):
     assert refused.status_code == 400 and b"not valid" in refused.content
     assert Participant.objects.count() == 1
     # Platform entries (Prolific, MTurk) are not affected.
-    assert Client().get(f"/s/{pilot.slug}/start?PROLIFIC_PID=abc123&SESSION_ID=s1").status_code == 302
+    assert Client().get(f"/s/{pilot.slug}/start?PROLIFIC_PID=abc123abc123abc123abc123&SESSION_ID=s1").status_code == 302
 
 
 def test_signed_codes_enter_and_forged_ones_do_not(pilot):
@@ -245,12 +270,12 @@ def test_signed_codes_enter_and_forged_ones_do_not(pilot):
 
 def test_a_participant_never_holds_two_open_leases(pilot):
     client = Client()
-    enter(client, pilot, PROLIFIC_PID="pid-1", SESSION_ID="sess-1")
+    enter(client, pilot, PROLIFIC_PID="60a1b2c3d4e5f6a7b8c9d001", SESSION_ID="sess-1")
     qualify(client, pilot)
     first = current_task_url(client, pilot)
     # A second session of the same worker (new SESSION_ID, other browser) resumes the same lease.
     other = Client()
-    enter(other, pilot, PROLIFIC_PID="pid-1", SESSION_ID="sess-2")
+    enter(other, pilot, PROLIFIC_PID="60a1b2c3d4e5f6a7b8c9d001", SESSION_ID="sess-2")
     assert current_task_url(other, pilot) == first
     participant = Participant.objects.get()
     participant.study = pilot

@@ -67,7 +67,7 @@ def test_the_prolific_link_as_prolific_fills_it_enters_the_study(client, pilot):
     assert bad.status_code == 400 and b"STUDY_ID" in bad.content and Participant.objects.count() == 1
     # The older entry links keep working.
     enter(Client(), pilot, code="plain-code")
-    enter(Client(), pilot, workerId="W1", assignmentId="A1", hitId="H1")
+    enter(Client(), pilot, workerId="AWORKER0000001", assignmentId="A1", hitId="H1")
     assert sorted(Participant.objects.values_list("platform", flat=True)) == ["code", "mturk", "prolific"]
 
 
@@ -108,7 +108,7 @@ def _finish(client: Client, study) -> str:
 
 @pytest.mark.parametrize("host", ["https://workersandbox.mturk.com", "https://www.mturk.com/"])
 def test_mturk_workers_post_the_hit_back_to_turk_submit_to(client, pilot, host):
-    enter(client, pilot, workerId="AWORKER1", assignmentId="3ASSIGN9", hitId="3HIT", turkSubmitTo=host)
+    enter(client, pilot, workerId="AWORKER1000009", assignmentId="3ASSIGN9", hitId="3HIT", turkSubmitTo=host)
     qualify(client, pilot)
     response = client.get(_finish(client, pilot))
     page = response.content.decode()
@@ -124,7 +124,7 @@ def test_mturk_workers_post_the_hit_back_to_turk_submit_to(client, pilot, host):
     assert "form-action 'self';" in consent["Content-Security-Policy"] + ";"
     # The worker id is in no cookie; the assignment id is (it is posted back), hashed in the database.
     cookie = client.cookies[f"cw_{pilot.pk}"].value
-    assert "AWORKER1" not in cookie
+    assert "AWORKER1000009" not in cookie
     assert "3ASSIGN9" not in str(list(Assignment.objects.values_list("external_session_hash", flat=True)))
 
 
@@ -142,7 +142,7 @@ def test_mturk_workers_post_the_hit_back_to_turk_submit_to(client, pilot, host):
 def test_turk_submit_to_names_only_the_two_mturk_hosts(client, pilot, target):
     response = client.get(
         reverse("annotations:start", args=[pilot.slug]),
-        {"workerId": "W1", "assignmentId": "A1", "hitId": "H1", "turkSubmitTo": target},
+        {"workerId": "AWORKER0000001", "assignmentId": "A1", "hitId": "H1", "turkSubmitTo": target},
     )
     assert response.status_code == 400 and b"turkSubmitTo" in response.content
     assert Participant.objects.count() == 0 and f"cw_{pilot.pk}" not in response.cookies
@@ -151,7 +151,7 @@ def test_turk_submit_to_names_only_the_two_mturk_hosts(client, pilot, target):
 def test_an_accepted_hit_inside_mturks_frame_opens_in_its_own_tab(client, pilot):
     url = (
         reverse("annotations:start", args=[pilot.slug])
-        + "?workerId=W1&assignmentId=A1&hitId=H1&turkSubmitTo=https://www.mturk.com"
+        + "?workerId=AWORKER0000001&assignmentId=A1&hitId=H1&turkSubmitTo=https://www.mturk.com"
     )
     framed = client.get(url, headers={"Sec-Fetch-Dest": "iframe", "Sec-Fetch-Site": "cross-site"})
     page = framed.content.decode()

@@ -130,7 +130,7 @@ def test_the_order_condition_page_has_a_live_hint_for_out_of_order_opening(clien
 
 
 def test_the_completion_page_has_no_meta_refresh_but_an_announced_cancellable_countdown(client, pilot):
-    enter(client, pilot, PROLIFIC_PID="pid-1", STUDY_ID="st", SESSION_ID="se")
+    enter(client, pilot, PROLIFIC_PID="60a1b2c3d4e5f6a7b8c9d001", STUDY_ID="st", SESSION_ID="se")
     qualify(client, pilot)
     current_task_url(client, pilot)
     Assignment.objects.update(status=Assignment.Status.SUBMITTED)

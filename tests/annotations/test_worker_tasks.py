@@ -106,7 +106,7 @@ def test_finishing_the_batch_shows_the_completion_code(worker, pilot):
 
 
 def test_prolific_workers_are_sent_back_with_the_code(client, pilot):
-    enter(client, pilot, PROLIFIC_PID="abc", STUDY_ID="s", SESSION_ID="x")
+    enter(client, pilot, PROLIFIC_PID="abc000000000000000000abc", STUDY_ID="s", SESSION_ID="x")
     qualify(client, pilot)
     assignment_url = current_task_url(client, pilot)
     Assignment.objects.update(status=Assignment.Status.SUBMITTED)

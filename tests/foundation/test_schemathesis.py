@@ -10,12 +10,14 @@ operation and round, no shrinking, no example database.
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis.errors import Unsatisfiable
 from rest_framework.authtoken.models import Token
 
 from analysis.models import ReportRun
@@ -27,7 +29,24 @@ from tests.annotations.conftest import build_study, enter, qualify
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-MAX_EXAMPLES = 12  # per operation and round: about 2 x 22 x 12 requests in all
+# SCHEMATHESIS_STRICT=1: every check (invalid input refused, valid input accepted, headers...)
+# on valid (positive) and invalid (negative) requests, 30 + 15 per operation and round, about
+# six minutes on SQLite. Not yet the default: it still finds schema constraints the views
+# enforce but do not document (issue 23, item 5; var/security-crowd-api.md lists them).
+STRICT = os.environ.get("SCHEMATHESIS_STRICT") == "1"
+MAX_EXAMPLES = {"positive": 30, "negative": 15} if STRICT else {"positive": 12}
+STRICT_ONLY_CHECKS = {
+    "negative_data_rejection",
+    "positive_data_acceptance",
+    "missing_required_header",
+    "unsupported_method",
+    "allow_header_conformance",
+    "use_after_free",
+    "ensure_resource_availability",
+    "ignored_auth",
+    "object_level_authorization",
+    "response_headers_conformance",
+}
 
 
 @pytest.fixture
@@ -89,14 +108,11 @@ def _known_ids(path: str, seeded: dict) -> dict[str, object]:
 
 def test_the_api_keeps_its_documented_contract(live_server, seeded):
     import schemathesis
-    from schemathesis.checks import (
-        content_type_conformance,
-        not_a_server_error,
-        response_schema_conformance,
-        status_code_conformance,
-    )
+    from schemathesis.checks import CHECKS, load_all_checks
 
-    checks = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+    load_all_checks()
+    # Server errors, documented statuses, content types and bodies; with STRICT every check.
+    checks = [c for c in CHECKS.get_all() if STRICT or c.__name__ not in STRICT_ONLY_CHECKS]
     headers = {"Authorization": f"Token {seeded['token']}"}
     schema = schemathesis.openapi.from_url(f"{live_server.url}/api/schema/?format=json", headers=headers)
     operations = [result.ok() for result in schema.get_all_operations()]
@@ -108,11 +124,12 @@ def test_the_api_keeps_its_documented_contract(live_server, seeded):
         known = _known_ids(operation.path, seeded)
         if known:
             rounds.append(known)
-        for path_parameters in rounds:
-            strategy = operation.as_strategy(path_parameters=path_parameters or None)
+        modes = [m for m in schemathesis.GenerationMode if m.value in MAX_EXAMPLES]
+        for path_parameters, mode in [(p, m) for p in rounds for m in modes]:
+            strategy = operation.as_strategy(mode, path_parameters=path_parameters or None)
 
             @settings(
-                max_examples=MAX_EXAMPLES,
+                max_examples=MAX_EXAMPLES[mode.value],
                 deadline=None,
                 database=None,
                 derandomize=True,
@@ -133,7 +150,10 @@ def test_the_api_keeps_its_documented_contract(live_server, seeded):
                     failures.append(f"{case.operation.label} -> {response.status_code}: {titles}")
                     details.setdefault(failures[-1], str(exc)[:1500])
 
-            run()
+            try:
+                run()
+            except Unsatisfiable:  # an operation with nothing to get wrong has no negative cases
+                assert mode == schemathesis.GenerationMode.NEGATIVE, operation.label
     print(
         f"schemathesis: {len(operations)} operations, {examples} examples, {len(failures)} failures, "
         f"statuses {dict(sorted(statuses.items()))}"

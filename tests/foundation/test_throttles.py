@@ -170,3 +170,38 @@ def test_everything_fails_open_when_redis_is_down(researcher, caplog):
     warnings = [r for r in caplog.records if r.name == "cobbler_site.throttle" and r.levelno == logging.WARNING]
     assert len(warnings) >= 4
     assert all("fail open" in r.getMessage() for r in warnings)
+
+
+@pytest.mark.django_db
+@override_settings(THROTTLE_LOGIN="100000/min", LOGIN_ACCOUNT_MAX_FAILURES=10, LOGIN_ACCOUNT_LOCKOUT_MINUTES=15)
+def test_login_failures_are_limited_per_account_from_any_address(django_user_model):
+    # A fresh account: the counts live in the shared cache.
+    name = f"target-{uuid.uuid4().hex[:8]}"
+    django_user_model.objects.create_user(name, password="the-right-password-1")
+    for _ in range(10):  # ten addresses, one guess each: the per-IP limit never sees them
+        wrong = Client().post("/accounts/login/", {"username": name, "password": "guess"}, REMOTE_ADDR=fresh_ip())
+        assert wrong.status_code == 200
+    assert throttle.account_locked(name) and throttle.account_locked(name.upper())  # usernames fold case
+    client = Client()
+    locked = client.post(
+        "/accounts/login/", {"username": name, "password": "the-right-password-1"}, REMOTE_ADDR=fresh_ip()
+    )
+    assert locked.status_code == 200 and "_auth_user_id" not in client.session  # refused like a wrong password
+    token = APIClient().post(
+        "/api/token/", {"username": name, "password": "the-right-password-1"}, REMOTE_ADDR=fresh_ip()
+    )
+    assert token.status_code == 400  # the API token endpoint goes through the same lock
+    # Other accounts are not affected, and the lock lifts after its window.
+    other = f"other-{uuid.uuid4().hex[:8]}"
+    django_user_model.objects.create_user(other, password="the-right-password-1")
+    assert Client().post("/accounts/login/", {"username": other, "password": "the-right-password-1"}).status_code == 302
+    from django.core.cache import cache
+
+    cache.delete(f"login-lock:{throttle._account_key(name)}")  # as when LOGIN_ACCOUNT_LOCKOUT_MINUTES pass
+    assert Client().post("/accounts/login/", {"username": name, "password": "the-right-password-1"}).status_code == 302
+
+
+def test_the_account_key_never_holds_the_username():
+    assert "alice" not in throttle._account_key("alice") and throttle._account_key("Alice ") == throttle._account_key(
+        "alice"
+    )

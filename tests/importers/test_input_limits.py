@@ -60,12 +60,21 @@ def test_a_line_with_u2028_and_u2029_imports(tmp_path):
     assert stored.text == answer
 
 
-def test_crlf_blank_lines_a_bom_and_no_final_newline_still_import(tmp_path):
+def test_crlf_blank_lines_and_no_final_newline_still_import(tmp_path):
     path = tmp_path / "crlf.jsonl"
-    path.write_bytes(
-        b"\xef\xbb\xbf" + json.dumps(_row()).encode() + b"\r\n\r\n  \n" + json.dumps(_row(question_id=8)).encode()
-    )
+    path.write_bytes(json.dumps(_row()).encode() + b"\r\n\r\n  \n" + json.dumps(_row(question_id=8)).encode())
     assert "submissions: 2 (+2 new)" in _import(path)
+
+
+def test_a_byte_order_mark_is_refused_naming_file_and_line(tmp_path):
+    """Issue 23: a BOM was dropped silently; now it is the one-line error (tests/foundation/test_hostile_input.py)."""
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(_row()).encode() + b"\n")
+    before = table_counts()
+    with pytest.raises(CommandError) as caught:
+        _import(path)
+    assert str(caught.value).startswith(f"{path}:1: refused JSON: starts with a byte order mark")
+    assert table_counts() == before
 
 
 def test_deep_nesting_is_a_one_line_error_naming_file_and_line(tmp_path):
