@@ -12,7 +12,7 @@ often than a reference does on the same pairs**.
   target response (the longer one; its own system's one). Averaging the two presentations
   removes any position effect.
 - Reference rate per pair: the share of counted human votes on the pair, in the un-cued
-  conditions (plain, order), that chose the target (a tie counts one half). Gold labels will
+  conditions (plain, order), that chose the target, over decisive votes (ties left out). Gold labels will
   come first once studies carry them. A judge that behaves like one more human rater has an
   expected difference of zero on every pair. The other judges are **not** a reference: one
   biased judge in the pool shifts any consensus (mean or median) and makes an unbiased judge
@@ -54,12 +54,14 @@ def judge_pair_rates(judgments: pd.DataFrame) -> pd.DataFrame:
 
 
 def human_pair_rates(answers: pd.DataFrame) -> pd.DataFrame:
-    """Per pair, over counted un-cued votes: ``rate_a`` (a tie counts 1/2) and ``votes``."""
+    """Per pair, over counted decisive un-cued votes (ties left out): ``rate_a`` and ``votes``."""
     if answers.empty:
         return pd.DataFrame(columns=["pair", "rate_a", "votes"])
     uncued = answers[answers["condition"].isin(UNCUED)]
     outcome = vote_outcomes(uncued["choice"], uncued["presentation"])
-    score = outcome.map({"a": 1.0, "b": 0.0, TIE: 0.5})
+    # Decisive votes only: a tie counted as one half pulls people's rate toward 1/2, and a judge
+    # that never ties would then look biased toward whatever people lean to (longer answers).
+    score = outcome.map({"a": 1.0, "b": 0.0, TIE: np.nan})
     votes = uncued.assign(score=score)[score.notna()]
     return votes.groupby("pair", sort=True)["score"].agg(rate_a="mean", votes="size").reset_index()
 
@@ -108,7 +110,7 @@ def _against_people(mine: pd.DataFrame, target: pd.Series, people: pd.DataFrame,
     if int(shared.sum()) < MIN_REFERENCE_PAIRS:
         return None
     votes = int(mine.loc[shared, "pair"].map(people["votes"]).sum())
-    detail = f"{votes} human votes on these pairs (plain and order conditions; a tie counts one half)"
+    detail = f"{votes} decisive human votes on these pairs (plain and order conditions; ties left out)"
     judge = _toward_target(mine["rate_a"], target)
     return _estimate(mine.loc[shared, "instruction"], judge[shared], reference[shared], "humans", detail, bias)
 

@@ -195,14 +195,21 @@ def reference_claim(row: dict, *, correction: str) -> dict:
         f"{row['judge_rate']:.2f} vs {who} {row['reference_rate']:.2f}: {shown}, "
         f"n = {row['n']} pairs over {row.get('clusters')} instructions, {p_text(p, correction)}"
     )
-    if p is not None and p < ALPHA and _excludes_zero(ci):
-        toward = row["value"] > 0
-        target = words.toward if toward else words.against
+    if p is not None and p < ALPHA and _excludes_zero(ci) and row["value"] > 0:
         return claim | {
             "verdict": "biased",
-            "direction": "toward" if toward else "against",
-            "target": target,
-            "text": f"biased toward {target}, more than {who} on the same pairs ({numbers})",
+            "direction": "toward",
+            "target": words.toward,
+            "text": f"biased toward {words.toward}, more than {who} on the same pairs ({numbers})",
+        }
+    if p is not None and p < ALPHA and _excludes_zero(ci):
+        # Choosing longer (own) answers *less* often than people is what a judge that follows
+        # quality less closely than people does, or one that favours another system: not a bias
+        # toward shorter answers or against itself, so it is reported and not claimed.
+        return claim | {
+            "verdict": "no_evidence",
+            "text": f"no evidence of a {words.name} preference: it chose {words.toward} less often than "
+            f"{who} on the same pairs ({numbers}), as a judge that follows quality less closely does",
         }
     return claim | {
         "verdict": "no_evidence",
