@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
 from django.db import models
+from django.http import HttpRequest
 
 from judging.models import (
     AggregateJudgment,
@@ -12,6 +15,7 @@ from judging.models import (
     Judge,
     JudgeJob,
     Judgment,
+    KeyGrant,
 )
 
 
@@ -21,6 +25,42 @@ class JudgeAdmin(admin.ModelAdmin):
     # The encrypted key never appears in a page, not even the admin.
     exclude = ("api_key_encrypted",)
     formfield_overrides = {models.URLField: {"assume_scheme": "http"}}  # local endpoints are http
+
+    # A model without an owner may use any server key (judging.models.grants): only a
+    # superuser writes registry rows here; researchers use the model pages, which own them.
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.is_superuser)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return bool(request.user.is_superuser)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return bool(request.user.is_superuser)
+
+
+@admin.register(KeyGrant)
+class KeyGrantAdmin(admin.ModelAdmin):
+    """Which users and groups may use a server key variable (also: manage.py grant_key)."""
+
+    list_display = ("variable", "note", "created_at")
+    filter_horizontal = ("users", "groups")
+    search_fields = ("variable", "users__username", "groups__name")
+
+    # Granting a key is spending it: superusers only, whatever model permissions say.
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.is_superuser)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return bool(request.user.is_superuser)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.is_superuser)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return bool(request.user.is_superuser)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return bool(request.user.is_superuser)
 
 
 @admin.register(JudgeJob)

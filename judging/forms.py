@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 
 from annotations.models import Study
 from annotations.vocabulary import Condition
-from judging import conditions, parsers, prompts
+from judging import conditions, generation_params, parsers, prompts
 from judging.models import Judge, JudgeJob
 from judging.vocabulary import Parser
 
@@ -42,7 +42,8 @@ class JudgeForm(forms.ModelForm):
         strip=True,
         widget=forms.PasswordInput(render_value=False),
         label="API key",
-        help_text="Stored encrypted. Leave blank to keep the current key.",
+        help_text="Your own key: stored encrypted, never shown again, sent only to this base URL. "
+        "Leave blank to keep the current key.",
     )
     clear_api_key = forms.BooleanField(required=False, label="Remove the stored key")
     # Checked against JUDGE_ALLOWED_HOSTS by the model's validator; a new URL drops the key.
@@ -110,14 +111,19 @@ class JudgeForm(forms.ModelForm):
             "batch_price_out_per_1k": "Blank: half the output price.",
             "self_candidate_key": "Optional: egocentric bias is measured automatically when this model "
             "also wrote answers in the study.",
-            "generation": 'JSON passed to chat.completions, e.g. {"temperature": 0, "max_tokens": 64}.',
+            "generation": 'JSON sent with every request, e.g. {"temperature": 0, "max_tokens": 64}; only '
+            + ", ".join(sorted(generation_params.ALLOWED))
+            + " are allowed.",
         }
 
     def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.user = user
         prefix = settings.JUDGE_KEY_ENV_PREFIX
-        self.fields["api_key_env"].help_text = f"A variable whose name starts with {prefix}, e.g. {prefix}OPENAI."
+        self.fields["api_key_env"].help_text = (
+            f"A server key variable (name starts with {prefix}, e.g. {prefix}OPENAI) that an admin "
+            "granted you (manage.py grant_key)."
+        )
         owner_id = self.instance.owner_id if self.instance.pk else getattr(user, "pk", None)
         researchers = get_user_model().objects.filter(is_staff=True, is_active=True)
         if owner_id is not None:  # (excluding pk=None would exclude nobody either)

@@ -18,8 +18,9 @@ import httpx2
 import openai
 from openai.types.chat import ChatCompletionMessageParam
 
-from judging import endpoints
+from judging import endpoints, generation_params
 from judging.conditions import seeded_rng
+from judging.key_refusal import KeyNotGranted
 from judging.vocabulary import Baseline, JudgeKind, Transport
 
 
@@ -47,9 +48,18 @@ class JudgeSnapshot:
     transport: str = Transport.OPENAI
     tokens_per_minute: int = 0
     api_key: str = field(default="", repr=False)  # never in a repr, log or page
+    # Why no request may be sent (a server key its owner holds no grant for); "" = none.
+    refusal: str = ""
 
     @classmethod
     def of(cls, judge: Any) -> JudgeSnapshot:
+        """The call settings of ``judge``; an ungranted server key gives a snapshot that refuses
+        every call (with the grant's message) instead of raising, so each row fails with it."""
+        try:
+            api_key = judge.get_api_key() if judge.kind == JudgeKind.OPENAI else ""
+            refusal = ""
+        except KeyNotGranted as exc:
+            api_key, refusal = "", str(exc)
         return cls(
             id=judge.pk,
             kind=judge.kind,
@@ -62,7 +72,8 @@ class JudgeSnapshot:
             requests_per_minute=judge.requests_per_minute,
             transport=judge.transport,
             tokens_per_minute=getattr(judge, "tokens_per_minute", 0) or 0,
-            api_key=judge.get_api_key() if judge.kind == JudgeKind.OPENAI else "",
+            api_key=api_key,
+            refusal=refusal,
         )
 
 
@@ -124,9 +135,14 @@ def complete(
 
     ``body``: the extra chat.completions parameters (default: the model's generation settings).
     """
-    body = judge.generation if body is None else body
     if judge.kind == JudgeKind.BASELINE:
         return _baseline(judge.baseline, labels=labels, texts=texts, seed_parts=seed_parts)
+    if judge.refusal:
+        raise PermanentError(judge.refusal)
+    try:  # the allowlist again: a row saved around the validators is refused, never sent
+        body = generation_params.check(judge.generation if body is None else body)
+    except generation_params.GenerationParamError as exc:
+        raise PermanentError(str(exc)) from None
     try:  # JUDGE_ALLOWED_HOSTS, re-resolved at most once a minute: no request (no key) elsewhere
         endpoints.check_base_url_cached(judge.base_url)
     except ValueError as exc:

@@ -15,7 +15,7 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from annotations.models import Pair, Study
-from judging import conditions, enqueue, parsers, prompts
+from judging import conditions, enqueue, generation_params, parsers, prompts
 from judging.models import Judge, JudgeJob, Judgment, LLMJob
 from judging.runner.dispatch import chunked
 from judging.vocabulary import Parser, RowStatus
@@ -62,8 +62,10 @@ def create_judge(
 ) -> Judge:
     """Create an endpoint judge (or a baseline). JobError on bad input or a taken name.
 
-    ValidationError when the key variable lacks JUDGE_KEY_ENV_PREFIX or JUDGE_ALLOWED_HOSTS
-    refuses ``base_url``. Without ``owner`` the judge is public (like the baselines).
+    ValidationError when the key variable lacks JUDGE_KEY_ENV_PREFIX or is not granted to
+    ``owner`` (judging.models.grants), when JUDGE_ALLOWED_HOSTS refuses ``base_url`` or when
+    ``generation`` holds a parameter outside judging.generation_params. Without ``owner``
+    the judge is public (like the baselines).
     """
     if Judge.objects.filter(name=name).exists():
         raise JobError(f"a judge called {name!r} already exists")
@@ -268,6 +270,7 @@ def _validate(
 ) -> list[str]:
     if judge.kind == Judge.Kind.IMPORTED:
         raise JobError(f"judge {judge.name!r} holds imported results and cannot be called")
+    check_sendable(judge)
     if parser not in parsers.PARSERS:
         raise JobError(f"unknown parser {parser!r}; use {', '.join(parsers.PARSERS)}")
     if prompt_version not in prompts.available_versions():
@@ -278,6 +281,18 @@ def _validate(
         return conditions.normalise(condition_names)
     except ValueError as exc:
         raise JobError(str(exc)) from None
+
+
+def check_sendable(judge: Judge) -> None:
+    """JobError unless ``judge`` may send requests: its owner holds a grant for its server key
+    variable, and its generation settings are allow-listed (both checked again per request)."""
+    refusal = judge.key_refusal()
+    if refusal:
+        raise JobError(refusal)
+    try:
+        generation_params.check(judge.generation)
+    except generation_params.GenerationParamError as exc:
+        raise JobError(f"model {judge.name!r}: {exc}") from None
 
 
 def _plan_batches(job: JudgeJob, pairs: list[Pair], names: list[str], size: int = 1000) -> Iterator[list[Judgment]]:

@@ -20,6 +20,7 @@ from cobbler_site.htmx import HtmxHttpRequest
 from judging import connection_test, presets, services
 from judging.forms import ConnectionTestForm, JobForm, JudgeForm
 from judging.models import Judge, JudgeJob
+from judging.secret_fields import masks_post_fields
 
 
 @allow(Audience.RESEARCHER)
@@ -99,6 +100,13 @@ def _editable_judge(request: HtmxHttpRequest, judge_id: int) -> Judge:
     return judge
 
 
+def _new_model(request: HtmxHttpRequest) -> Judge:
+    """A new model is private to its creator until shared, and owned from the start, so its
+    validation checks the creator's key grants (Judge.clean)."""
+    assert request.user.is_authenticated  # @allow(Audience.RESEARCHER)
+    return Judge(owner=request.user)
+
+
 def _form_context(form: JudgeForm, judge: Judge | None) -> dict:
     return {
         "form": form,
@@ -110,14 +118,14 @@ def _form_context(form: JudgeForm, judge: Judge | None) -> dict:
 
 
 @allow(Audience.RESEARCHER)
+@masks_post_fields("api_key")  # a typed key never shows in a 500 page (DEBUG on too) or error mail
 @require_http_methods(["GET", "POST"])
 def judge_edit(request: HtmxHttpRequest, judge_id: int | None = None) -> HttpResponse:
     judge = _editable_judge(request, judge_id) if judge_id else None
-    form = JudgeForm(request.POST or None, instance=judge, user=request.user)
+    instance = judge or _new_model(request)
+    form = JudgeForm(request.POST or None, instance=instance, user=request.user)
     if request.method == "POST" and form.is_valid():
         saved = form.save(commit=False)
-        if saved.owner_id is None and judge is None:
-            saved.owner = request.user  # a new model is private to its creator until shared
         if form.cleaned_data["clear_api_key"]:
             saved.set_api_key("")
         elif form.cleaned_data["api_key"]:
@@ -180,11 +188,16 @@ def judge_test(request: HtmxHttpRequest, judge_id: int) -> HttpResponse:
 
 
 @allow(Audience.RESEARCHER)
+@masks_post_fields("api_key")
 @require_POST
 def judge_form_test(request: HtmxHttpRequest, judge_id: int | None = None) -> HttpResponse:
-    """Test the model form's current values, saved or not (a stored key only for its owner)."""
+    """Test the model form's current values, saved or not (a stored key only for its owner).
+
+    Unsaved values are tested as the model the user would own: a server key variable is
+    sent only if it is granted to them (checked by the form and again when the key is read).
+    """
     judge = _editable_judge(request, judge_id) if judge_id else None
-    form = ConnectionTestForm(request.POST, instance=judge)
+    form = ConnectionTestForm(request.POST, instance=judge or _new_model(request))
     if not form.is_valid():
         template = "judging/_connection_result.html" if request.htmx else "judging/connection_test.html"
         return render(request, template, {"form_errors": form, "title": "these settings"}, status=422)

@@ -63,7 +63,9 @@ def _client(judge: JudgeSnapshot) -> openai.OpenAI:
 
 
 def _call(judge: JudgeSnapshot, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-    """Run one SDK call with the errors of ``judging.llm`` (and the host check first)."""
+    """Run one SDK call with the errors of ``judging.llm`` (and the key grant and host checks first)."""
+    if judge.refusal:
+        raise PermanentError(judge.refusal)
     try:
         endpoints.check_base_url_cached(judge.base_url)
     except ValueError as exc:

@@ -30,7 +30,7 @@ from django.db import transaction
 from django.db.models import F, Q, Sum
 from django.utils import timezone
 
-from judging import enqueue, llm
+from judging import enqueue, generation_params, llm
 from judging.batch import client
 from judging.models import BatchRun, CachedCompletion, GenerationJob, Judge
 from judging.runner import Request, Result, enqueue_sync, kind_of, maybe_complete, store_results
@@ -50,8 +50,18 @@ def runs_of(job: Any):  # a QuerySet of BatchRun
 
 
 def can_batch(judge: Judge) -> bool:
-    """Only endpoint models speak the Batch API (baselines answer locally)."""
-    return judge.kind == Judge.Kind.OPENAI
+    """Only endpoint models speak the Batch API (baselines answer locally).
+
+    A model whose key or generation settings would be refused goes to synchronous calls
+    instead, where ``judging.llm.complete`` fails each row with the reason (nothing is sent).
+    """
+    if judge.kind != Judge.Kind.OPENAI or judge.key_refusal():
+        return False
+    try:
+        generation_params.check(judge.generation)
+    except generation_params.GenerationParamError:
+        return False
+    return True
 
 
 def custom_id(kind_name: str, row_pk: int) -> str:

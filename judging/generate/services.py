@@ -18,9 +18,10 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from annotations.models import Candidate, Instruction, Pair, Response, Study
+from judging import generation_params
 from judging.generate import prompts
 from judging.models import Generation, GenerationJob, Judge
-from judging.services import JobError
+from judging.services import JobError, check_sendable
 
 logger = logging.getLogger(__name__)
 # Settings a job may send with every request (on top of the model's own ``generation``).
@@ -131,6 +132,7 @@ def _check_model_and_key(*, study: Study, judge: Judge, candidate_key: str) -> s
         raise JobError(f"model {judge.name!r} is a {judge.get_kind_display().lower()} and cannot write answers")
     if not judge.use_as_generator:
         raise JobError(f"model {judge.name!r} is not enabled as a generator (use_as_generator)")
+    check_sendable(judge)
     key = candidate_key or judge.name
     if not _KEY.match(key):
         raise JobError(f"candidate key {key!r} must be 1-64 letters, digits or _.:-")
@@ -152,10 +154,10 @@ def _check_params(params: dict[str, Any] | None) -> dict[str, Any]:
     unknown = sorted(set(params) - ALLOWED_PARAMS)
     if unknown:
         raise JobError(f"unknown generation setting {unknown[0]!r}; use {', '.join(sorted(ALLOWED_PARAMS))}")
-    max_tokens = params.get("max_tokens")
-    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
-        raise JobError("max tokens must be a whole number of at least 1")
-    return params
+    try:  # the same types and ranges as a model's own settings
+        return generation_params.check(params)
+    except generation_params.GenerationParamError as exc:
+        raise JobError(str(exc)) from None
 
 
 def _check_options(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from judging.models.batch import BatchRun
 from judging.models.cache import CachedCompletion
 from judging.models.generation import Generation, GenerationJob
+from judging.models.grants import KeyGrant, KeyNotGranted, check_key_use
 from judging.models.jobs import AggregateJudgment, JudgeJob, Judgment
 from judging.models.judges import Judge
 from judging.models.work import LLMJob, WorkRow
@@ -18,6 +19,9 @@ __all__ = (
     "Judge",
     "JudgeJob",
     "Judgment",
+    "KeyGrant",
+    "KeyNotGranted",
     "LLMJob",
     "WorkRow",
+    "check_key_use",
 )

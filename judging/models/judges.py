@@ -10,8 +10,10 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
+from django.views.decorators.debug import sensitive_variables
 
-from judging import crypto, endpoints, vocabulary
+from judging import crypto, endpoints, generation_params, vocabulary
+from judging.models.grants import KeyNotGranted, check_key_use
 
 
 def validate_api_key_env(value: str) -> None:
@@ -31,6 +33,14 @@ def validate_base_url(value: str) -> None:
             endpoints.check_base_url(value)
         except ValueError as exc:
             raise ValidationError(str(exc), code="base_url_not_allowed") from None
+
+
+def validate_generation(value: Any) -> None:
+    """Only the allow-listed sampling parameters (judging.generation_params), with their types and ranges."""
+    try:
+        generation_params.check(value)
+    except generation_params.GenerationParamError as exc:
+        raise ValidationError(str(exc), code="generation_not_allowed") from None
 
 
 class JudgeQuerySet(models.QuerySet):
@@ -87,8 +97,9 @@ class Judge(models.Model):
         related_name="shared_judges",
         help_text="Researchers who may use this judge.",
     )
-    # Generation settings passed to chat.completions.create (temperature, max_tokens, ...).
-    generation = models.JSONField(default=dict, blank=True)
+    # Sampling settings sent with every request: only judging.generation_params.ALLOWED, checked
+    # here and again before every request (judging.llm.complete).
+    generation = models.JSONField(default=dict, blank=True, validators=[validate_generation])
     max_concurrency = models.PositiveIntegerField(default=8)
     requests_per_minute = models.PositiveIntegerField(default=600)
     price_in_per_1k = models.DecimalField(max_digits=10, decimal_places=6, default=Decimal("0"))
@@ -147,6 +158,20 @@ class Judge(models.Model):
         }
         return judge
 
+    def clean(self) -> None:
+        # The owner must hold a grant for a server key variable (judging.models.grants).
+        refusal = self.key_refusal()
+        if refusal:
+            raise ValidationError({"api_key_env": refusal}, code="key_not_granted")
+
+    def key_refusal(self) -> str:
+        """Why this model may not use its server key variable ("" when it may)."""
+        try:
+            check_key_use(self._env_key_name(), self.owner)
+        except KeyNotGranted as exc:
+            return str(exc)
+        return ""
+
     def is_private(self) -> bool:
         return self.owner_id is not None and not self.is_shared
 
@@ -161,6 +186,7 @@ class Judge(models.Model):
         env = self._env_key_name()
         return bool(self.api_key_encrypted or (env and os.environ.get(env)))
 
+    @sensitive_variables("raw")  # a DEBUG 500 page lists frame variables
     def set_api_key(self, raw: str) -> None:
         """Store ``raw`` encrypted (empty clears it). Caller saves."""
         self.api_key_encrypted = crypto.encrypt(raw) if raw else ""
@@ -169,9 +195,12 @@ class Judge(models.Model):
         """The key for the endpoint: the named env var wins over the stored one.
 
         Never log or render the result. Returns "" when the endpoint needs none
-        (local servers such as the simulator, vLLM or Ollama).
+        (local servers such as the simulator, vLLM or Ollama). Raises KeyNotGranted when the
+        row names a server key variable its owner holds no grant for: checked here, at send
+        time, whatever the row went through when it was saved.
         """
         env = self._env_key_name()  # never any other variable, whatever the row says
+        check_key_use(env, self.owner)
         if env and os.environ.get(env):
             return os.environ[env]
         if self.api_key_encrypted:

@@ -70,7 +70,7 @@ def test_a_job_records_messages_params_and_hash_on_every_row(study):
         ({}, {"pair_policy": "sample", "pair_sample_size": 13}, "more than the 12 pairs"),
         ({}, {"pair_policy": "all", "pair_sample_size": 3}, "only with pair policy 'sample'"),
         ({}, {"pair_policy": "most"}, "unknown pair policy"),
-        ({}, {"params": {"max_tokens": 0}}, "max tokens"),
+        ({}, {"params": {"max_tokens": 0}}, "max_tokens"),
         ({}, {"params": {"api_key": "x"}}, "unknown generation setting 'api_key'"),
         ({}, {"mode": "turbo"}, "unknown mode"),
         ({}, {"budget_usd": Decimal("-1")}, "negative"),

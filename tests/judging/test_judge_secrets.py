@@ -83,6 +83,8 @@ def test_create_judge_refuses_other_variables_in_one_line(transactional_db):
 
 
 def test_create_judge_with_a_judge_key_variable_and_an_owner(db, researcher, capsys):
+    # A server key variable needs a grant for the owner (tests/judging/test_key_grants.py).
+    call_command("grant_key", "JUDGE_KEY_OPENAI", "--user", "alice")
     call_command(
         "create_judge",
         "mine",
