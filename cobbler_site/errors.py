@@ -32,6 +32,11 @@ class SafeExceptionReporterFilter(_DjangoFilter):
         flags=re.IGNORECASE,
     )
 
+    def is_active(self, request: Any) -> bool:
+        # Django masks sensitive_variables / sensitive_post_parameters only when DEBUG is off;
+        # a key typed into a form must stay off the DEBUG 500 page of a demo or `make run` too.
+        return True
+
     def cleanse_setting(self, key: Any, value: Any) -> Any:
         value = super().cleanse_setting(key, value)
         return scrub_url_credentials(value) if isinstance(value, str) else value

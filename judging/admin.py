@@ -19,15 +19,9 @@ from judging.models import (
 )
 
 
-@admin.register(Judge)
-class JudgeAdmin(admin.ModelAdmin):
-    list_display = ("name", "kind", "baseline", "model", "base_url")
-    # The encrypted key never appears in a page, not even the admin.
-    exclude = ("api_key_encrypted",)
-    formfield_overrides = {models.URLField: {"assume_scheme": "http"}}  # local endpoints are http
+class SuperuserWrites:
+    """Add, change and delete for superusers only, whatever the model permissions say."""
 
-    # A model without an owner may use any server key (judging.models.grants): only a
-    # superuser writes registry rows here; researchers use the model pages, which own them.
     def has_add_permission(self, request: HttpRequest) -> bool:
         return bool(request.user.is_superuser)
 
@@ -38,8 +32,18 @@ class JudgeAdmin(admin.ModelAdmin):
         return bool(request.user.is_superuser)
 
 
+# A model without an owner may use any server key (judging.models.grants): only a superuser
+# writes registry rows here; researchers use the model pages, which own what they create.
+@admin.register(Judge)
+class JudgeAdmin(SuperuserWrites, admin.ModelAdmin):
+    list_display = ("name", "kind", "baseline", "model", "base_url")
+    # The encrypted key never appears in a page, not even the admin.
+    exclude = ("api_key_encrypted",)
+    formfield_overrides = {models.URLField: {"assume_scheme": "http"}}  # local endpoints are http
+
+
 @admin.register(KeyGrant)
-class KeyGrantAdmin(admin.ModelAdmin):
+class KeyGrantAdmin(SuperuserWrites, admin.ModelAdmin):
     """Which users and groups may use a server key variable (also: manage.py grant_key)."""
 
     list_display = ("variable", "note", "created_at")
@@ -51,15 +55,6 @@ class KeyGrantAdmin(admin.ModelAdmin):
         return bool(request.user.is_superuser)
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return bool(request.user.is_superuser)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return bool(request.user.is_superuser)
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return bool(request.user.is_superuser)
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return bool(request.user.is_superuser)
 
 

@@ -11,6 +11,7 @@ from django.db.models import ProtectedError
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
@@ -20,7 +21,6 @@ from cobbler_site.htmx import HtmxHttpRequest
 from judging import connection_test, presets, services
 from judging.forms import ConnectionTestForm, JobForm, JudgeForm
 from judging.models import Judge, JudgeJob
-from judging.secret_fields import masks_post_fields
 
 
 @allow(Audience.RESEARCHER)
@@ -118,7 +118,7 @@ def _form_context(form: JudgeForm, judge: Judge | None) -> dict:
 
 
 @allow(Audience.RESEARCHER)
-@masks_post_fields("api_key")  # a typed key never shows in a 500 page (DEBUG on too) or error mail
+@sensitive_post_parameters("api_key")  # a typed key never shows in a 500 page (DEBUG on too) or error mail
 @require_http_methods(["GET", "POST"])
 def judge_edit(request: HtmxHttpRequest, judge_id: int | None = None) -> HttpResponse:
     judge = _editable_judge(request, judge_id) if judge_id else None
@@ -188,7 +188,7 @@ def judge_test(request: HtmxHttpRequest, judge_id: int) -> HttpResponse:
 
 
 @allow(Audience.RESEARCHER)
-@masks_post_fields("api_key")
+@sensitive_post_parameters("api_key")
 @require_POST
 def judge_form_test(request: HtmxHttpRequest, judge_id: int | None = None) -> HttpResponse:
     """Test the model form's current values, saved or not (a stored key only for its owner).

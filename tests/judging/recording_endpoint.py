@@ -56,3 +56,22 @@ class RecordingEndpoint:
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def model_form(**fields: str) -> dict[str, str]:
+    """A valid POST of the model form (/judging/judges/new/) over plain http; ``fields`` override."""
+    return {
+        "name": "model",
+        "kind": "openai",
+        "base_url": "http://127.0.0.1:9/v1",
+        "model": "m",
+        "generation": "{}",
+        "max_concurrency": "8",
+        "requests_per_minute": "600",
+        "price_in_per_1k": "0",
+        "price_out_per_1k": "0",
+        "request_timeout": "5",
+        "transport": "http",
+        "use_as_judge": "on",
+        "roles_shown": "on",
+    } | fields

@@ -8,27 +8,13 @@ from django.test import Client
 
 from judging import connection_test
 from judging.models import Judge
+from tests.judging.recording_endpoint import model_form
 
 TYPED_KEY = "sk-typed-" + "T" * 28
 
 
 def _form() -> dict[str, str]:
-    return {
-        "name": "boom",
-        "kind": "openai",
-        "base_url": "http://127.0.0.1:9/v1",
-        "model": "m",
-        "api_key": TYPED_KEY,
-        "generation": "{}",
-        "max_concurrency": "8",
-        "requests_per_minute": "600",
-        "price_in_per_1k": "0",
-        "price_out_per_1k": "0",
-        "request_timeout": "5",
-        "transport": "http",
-        "use_as_judge": "on",
-        "roles_shown": "on",
-    }
+    return model_form(name="boom", api_key=TYPED_KEY)
 
 
 @pytest.fixture

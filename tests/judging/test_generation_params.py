@@ -12,7 +12,7 @@ from django.core.management.base import CommandError
 
 from judging import generation_params, llm
 from judging.models import Judge
-from tests.judging.recording_endpoint import RecordingEndpoint
+from tests.judging.recording_endpoint import RecordingEndpoint, model_form
 
 HTMX = {"HX-Request": "true"}
 
@@ -60,21 +60,7 @@ def server() -> Iterator[RecordingEndpoint]:
 
 
 def _form(base_url: str, generation: str) -> dict[str, str]:
-    return {
-        "name": "gen",
-        "kind": "openai",
-        "base_url": base_url,
-        "model": "m",
-        "generation": generation,
-        "max_concurrency": "8",
-        "requests_per_minute": "600",
-        "price_in_per_1k": "0",
-        "price_out_per_1k": "0",
-        "request_timeout": "5",
-        "transport": "http",
-        "use_as_judge": "on",
-        "roles_shown": "on",
-    }
+    return model_form(name="gen", base_url=base_url, generation=generation)
 
 
 def test_every_allowed_parameter_passes_with_its_type():

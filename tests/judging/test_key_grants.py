@@ -19,7 +19,7 @@ from rest_framework.test import APIClient
 from judging import llm, services
 from judging.models import Judge, KeyGrant
 from tests.conftest import PROJECT_ROOT, _worker_env
-from tests.judging.recording_endpoint import RecordingEndpoint
+from tests.judging.recording_endpoint import RecordingEndpoint, model_form
 
 LAB_KEY = "sk-lab-" + "L" * 32
 VARIABLE = "JUDGE_KEY_OPENAI"
@@ -41,23 +41,7 @@ def attacker_server() -> Iterator[RecordingEndpoint]:
 
 
 def _form(base_url: str, **extra: str) -> dict[str, str]:
-    return {
-        "name": "stolen",
-        "kind": "openai",
-        "base_url": base_url,
-        "model": "m",
-        "api_key_env": VARIABLE,
-        "generation": "{}",
-        "max_concurrency": "8",
-        "requests_per_minute": "600",
-        "price_in_per_1k": "0",
-        "price_out_per_1k": "0",
-        "request_timeout": "5",
-        "transport": "http",
-        "use_as_judge": "on",
-        "roles_shown": "on",
-        **extra,
-    }
+    return model_form(name="stolen", base_url=base_url, **({"api_key_env": VARIABLE} | extra))
 
 
 def _row_around_the_validators(owner, base_url: str) -> Judge:
