@@ -105,7 +105,9 @@
       b.querySelector("summary").setAttribute("aria-disabled", a.dataset.seen ? "false" : "true");
     }
     // As in the original order study: A's answer must be opened before B's.
+    // "toggle" is queued, not fired at the click: A may be open before its event has run.
     b.addEventListener("toggle", function () {
+      if (a.open) a.dataset.seen = "1";
       if (b.open && !a.dataset.seen) {
         b.open = false;
         if (hint) hint.textContent = "Open System A's answer first: in this task the answers are read in order, A then B.";

@@ -128,6 +128,8 @@ def test_the_shortcuts_wait_for_both_answers_in_the_order_condition(live_server,
     assert Submission.objects.count() == 0
     page.click("#reveal-a summary")
     page.click("#reveal-b summary")
+    # The choices unlock on the details' "toggle" event, which the browser queues after the click.
+    expect(page.locator("#choose-b")).to_be_enabled()
     page.keyboard.press("2")
     page.wait_for_url("**/a/*/1")
     assert Submission.objects.get().choice == "B"
