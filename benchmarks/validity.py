@@ -43,9 +43,13 @@ Reading the results:
   closely than people (the coins of panels b and c) and "toward other models' answers" for
   g, which favours one other system.
 - The human-like judge draws its own noise like any rater, so it is one more rater, not the
-  average one: on a fixed study its expected difference from people is not exactly zero.
+  average one: sharper or looser than people as drawn. The reference rows compare at equal
+  quality (``analysis.metrics.quality_matched``), so how closely a judge follows quality is not
+  a preference and their truth is 0 for every judge not injected with that bias (and not g).
 - Targets (``TARGETS``): family-wise false claims <= 5% with the Monte-Carlo (Wilson) upper
-  bound <= 7%, each row <= 5%, coverage 93-97%, power >= 95% for a 10% bias at 750 pairs, and
+  bound <= 7%, each row <= 5%, coverage 93-97% (met when the Monte-Carlo 95% interval of the
+  measured coverage reaches into 93-97%: with 400 replicates a row that covers exactly 95% lands
+  outside 93-97% about once in 14 by chance), power >= 95% for a 10% bias at 750 pairs, and
   the coin never said to agree with people. Coverage is checked against the truth of the
   default profile's definitions (under cobbler-paper only where the truth is 0 by design).
 - Replicates (``replicate_counts``): 400 per null panel and size in the full run (200 at 5250
@@ -336,14 +340,12 @@ def judge_calls(
     return pd.concat(frames, ignore_index=True), probs, invalid
 
 
-def judge_truth(pairs: pd.DataFrame, probs: dict, v: float, human_rate_a: np.ndarray) -> dict[str, float]:
+def judge_truth(pairs: pd.DataFrame, probs: dict, v: float) -> dict[str, float]:
     """Expected effect of every tested row (default profile) from the per-call probabilities.
 
     Calls are independent given the pair, so a pair outcome's probability is the product of
     its two prompts'. Bias rows: expected (hits - mirror) / n, n = pairs with both prompts
-    valid (salience: the consistent pairs with different lengths, its kept set). Reference
-    rows (``<bias>~humans``): the mean over target pairs of the judge's expected share of
-    choosing the target minus the people's expected share on the pair (a tie counts 1/2).
+    valid (salience: the consistent pairs with different lengths, its kept set).
     """
     (p1, a1), (p2, a2) = probs[ORDER]
     out = {"position_preference": float(np.mean(p1 * p2 - (1 - p1) * (1 - p2)))}
@@ -353,7 +355,6 @@ def judge_truth(pairs: pd.DataFrame, probs: dict, v: float, human_rate_a: np.nda
     a, b = pairs["a"].to_numpy(), pairs["b"].to_numpy()
     # P(the judge chooses response a | valid), per prompt, and the pair's share over both prompts.
     chose_a1, chose_a2 = np.where(a1, p1, 1 - p1), np.where(a2, p2, 1 - p2)
-    judge_rate_a = (chose_a1 + chose_a2) / 2
     own = SYSTEMS.index(OWN)
     len_a, len_b = pairs["len_a"].to_numpy(), pairs["len_b"].to_numpy()
     targets = {
@@ -369,7 +370,8 @@ def judge_truth(pairs: pd.DataFrame, probs: dict, v: float, human_rate_a: np.nda
             out[bias] = float(np.mean(t1 * t2 - (1 - t1) * (1 - t2)))
         else:  # longer twice - shorter twice, over the consistent pairs
             out[bias] = float(np.sum(t1 * t2 - (1 - t1) * (1 - t2)) / np.sum(t1 * t2 + (1 - t1) * (1 - t2)))
-        out[f"{bias}~humans"] = float(np.mean((sign * (judge_rate_a - human_rate_a))[on]))
+    # The reference rows' estimand (the share at equal quality, quality_matched) has no closed
+    # form under these mixtures: its truth is 0 where designed_null says so, else unchecked.
     return out
 
 
@@ -383,9 +385,8 @@ def n_raters(n_instr: int) -> int:
 
 def human_frames(
     rng: np.random.Generator, study: Study, pairs: pd.DataFrame
-) -> tuple[pd.DataFrame, pd.DataFrame, dict, np.ndarray]:
-    """Approved answers (human_pairwise_frame columns), reviews, the humans' true effects and their
-    expected share choosing response a per pair (the reference rows' reference).
+) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """Approved answers (human_pairwise_frame columns), reviews and the humans' true effects.
 
     Per condition and instruction one batch of 30 tasks (15 pairs x twin tasks, shuffled),
     answered by 3 distinct raters. Order twins swap the presentation; bandwagon and
@@ -396,7 +397,6 @@ def human_frames(
     taus = human_tau(rng, raters_total)
     frames, reviews = [], []
     truth_num = truth_den = 0.0
-    rate_a = np.zeros(len(pairs))  # people's expected share choosing response a in the order run
     for c, condition in enumerate(CONDITIONS):
         raters = np.argsort(rng.random((n_instr, raters_total)), axis=1)[:, :3]  # (instr, 3)
         forward_ab = rng.random(len(pairs)) < 0.5
@@ -436,11 +436,8 @@ def human_frames(
         if condition == ORDER:
             num, den = _human_salience(pairs, row[t == 0], taus[rater[t == 0]])
             truth_num, truth_den = truth_num + num, truth_den + den
-            phi = ndtr((pairs["qa"].to_numpy()[row] - pairs["qb"].to_numpy()[row]) / taus[rater])
-            # Each vote: 0.95 phi for a, a tie (1/2) 5% of the time; the mean over the pair's 6 votes.
-            np.add.at(rate_a, row, ((1 - TIES) * phi + TIES / 2) / 6)
     truth = {"position_preference": 0.0, BANDWAGON: 0.0, ATTENTIONAL: 0.0, "salience_longer": truth_num / truth_den}
-    return pd.concat(frames, ignore_index=True), pd.concat(reviews, ignore_index=True), truth, rate_a
+    return pd.concat(frames, ignore_index=True), pd.concat(reviews, ignore_index=True), truth
 
 
 def _human_salience(pairs: pd.DataFrame, row: np.ndarray, tau: np.ndarray) -> tuple[float, float]:
@@ -569,12 +566,12 @@ def simulate(panel: Panel, n_pairs: int, seed: list[int]) -> tuple[dict, dict]:
     rng = np.random.default_rng(seed)
     study = make_study(rng, n_pairs, panel.study)
     pairs = study.pairs
-    answers, reviews, human_truth, human_rate_a = human_frames(rng, study, pairs)
+    answers, reviews, human_truth = human_frames(rng, study, pairs)
     calls, truths = [], {"humans": human_truth}
     for spec in panel.judges:
         frame, probs, invalid = judge_calls(rng, study, pairs, spec)
         calls.append(frame)
-        truths[spec.name] = judge_truth(pairs, probs, invalid, human_rate_a)
+        truths[spec.name] = judge_truth(pairs, probs, invalid)
     frames = {
         "judgments": pd.concat(calls, ignore_index=True),
         "human_answers": answers,
@@ -613,11 +610,14 @@ def run_replicate(task: Task) -> list[dict]:
 # --- from records to rates -------------------------------------------------------------------
 
 
-def wilson_upper(k: int, n: int) -> float | None:
-    """One-sided-reading Wilson 95% upper bound of a Monte-Carlo proportion k / n."""
+def wilson_bounds(k: int, n: int) -> tuple[float | None, float | None]:
+    """Wilson 95% interval of a Monte-Carlo proportion k / n."""
     from analysis.metrics.stats import wilson
 
-    return wilson(k / n, n)[1] if n else None
+    if not n:
+        return None, None
+    low, high = wilson(k / n, n)
+    return low, high
 
 
 def spec_of(panel: Panel, subject: str) -> JudgeSpec | None:
@@ -628,6 +628,11 @@ def designed_null(panel: Panel, subject: str, key: str) -> bool:
     """Whether the design makes the row's population value exactly 0 (its truth is then 0, not an average)."""
     spec = spec_of(panel, subject) or JudgeSpec(subject)
     bias = key.split("~")[0]
+    if "~" in key:
+        # Against people at equal quality: 0 for any judge that only follows quality (however
+        # closely), so for every judge but the one injected with this bias and g, which favours
+        # another system and so, at equal quality, chooses its own answer less often.
+        return INJECTED_ROW.get(spec.bias) != bias and not (bias == "egocentric" and spec.favourite)
     if bias in ("position_preference", BANDWAGON, ATTENTIONAL):
         return INJECTED_ROW.get(spec.bias) != bias
     equal_systems = len(set(panel.study.means)) == 1
@@ -643,7 +648,8 @@ def is_true_claim(spec: JudgeSpec | None, key: str, direction: str) -> bool:
 
 def _rate(flags: list[bool]) -> dict:
     k, n = int(sum(flags)), len(flags)
-    return {"rate": k / n if n else None, "upper95": wilson_upper(k, n), "k": k, "n": n}
+    low, high = wilson_bounds(k, n)
+    return {"rate": k / n if n else None, "lower95": low, "upper95": high, "k": k, "n": n}
 
 
 def aggregate(records: list[dict], panels: tuple[Panel, ...] = PANELS) -> list[dict]:
@@ -738,7 +744,7 @@ def checks(entry: dict) -> list[dict]:
         if cover:
             low, high = TARGETS["coverage"]
             line["coverage"] = cover
-            passed = passed and low <= cover["rate"] <= high
+            passed = passed and cover["lower95"] <= high and cover["upper95"] >= low
         lines.append(line | {"passed": passed})
     if "power" in entry:
         power = entry["power"]

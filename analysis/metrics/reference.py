@@ -4,23 +4,23 @@ A judge that picks the better answer also picks the longer one whenever longer a
 better, and its own system's answer whenever its system is better. Its raw
 ``salience_longer`` and ``egocentric`` rates therefore mix quality with bias, and a test of
 them against 1/2 calls a judge that only judges quality "biased" (docs/methods.md,
-"Length and self-preference against a reference"). The estimand here removes quality the
-only way the data allows: by asking whether the judge chooses the longer (own) answer **more
-often than a reference does on the same pairs**.
+"Length and self-preference against a reference"). Comparing the judge's raw rate with
+people's on the same pairs is not enough either: where longer answers are better, a judge
+that follows quality *more closely* than people also chooses them more often (the validity
+harness: 56% false claims for a judge that answers like one sharp rater, at 5,250 pairs).
 
-- Judge rate per pair: the share of its two presentations (both answered) that chose the
-  target response (the longer one; its own system's one). Averaging the two presentations
-  removes any position effect.
-- Reference rate per pair: the share of counted human votes on the pair, in the un-cued
-  conditions (plain, order), that chose the target, over decisive votes (ties left out). Gold labels will
-  come first once studies carry them. A judge that behaves like one more human rater has an
-  expected difference of zero on every pair. The other judges are **not** a reference: one
-  biased judge in the pool shifts any consensus (mean or median) and makes an unbiased judge
-  look biased the other way (the calibration study: an unbiased judge against a pool holding
-  one 50% length-biased judge measured -0.08 [-0.10, -0.06], p = 5e-5, with the median).
-- Estimate: the mean over pairs of judge rate - reference rate; clusters are instructions.
-  Test: the sign-flip permutation test of the per-instruction sums of the differences
-  (``cluster_tests.sign_flip_p``); interval: cluster-robust (CR1) t interval on G - 1 df.
+- Judge per pair: how many of its two presentations (both answered) chose the target
+  response (the longer one; its own system's one). Both orders count, so a position effect
+  cancels.
+- Reference per pair: the counted decisive human votes on the pair in the un-cued conditions
+  (plain, order) and how many chose the target (ties left out). Gold labels will come first
+  once studies carry them. The other judges are **not** a reference: one biased judge in the
+  pool shifts any consensus (mean or median) and makes an unbiased judge look biased the other
+  way (the calibration study: an unbiased judge against a pool holding one 50% length-biased
+  judge measured -0.08 [-0.10, -0.06], p = 5e-5, with the median).
+- Estimate, test and interval: ``quality_matched.fit``, the judge's share for the target on
+  pairs people split evenly, with the judge free to follow people's quality signal more or less
+  closely; clusters are instructions.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import pandas as pd
 
 from analysis.metrics.agreement import TIE, vote_outcomes
 from analysis.metrics.bias import pair_frame
-from analysis.metrics.cluster_tests import DRAWS, EXACT_MAX, cluster_t, sign_flip_p
+from analysis.metrics.quality_matched import QualityMatched, fit
 from annotations.vocabulary import Condition
 
 MIN_REFERENCE_PAIRS = 30  # below this many shared pairs a reference is not used
@@ -109,37 +109,45 @@ def _against_people(mine: pd.DataFrame, target: pd.Series, people: pd.DataFrame,
     shared = reference.notna()
     if int(shared.sum()) < MIN_REFERENCE_PAIRS:
         return None
-    votes = int(mine.loc[shared, "pair"].map(people["votes"]).sum())
-    detail = f"{votes} decisive human votes on these pairs (plain and order conditions; ties left out)"
-    judge = _toward_target(mine["rate_a"], target)
-    return _estimate(mine.loc[shared, "instruction"], judge[shared], reference[shared], "humans", detail, bias)
+    mine, target, reference = mine[shared], target[shared], reference[shared]
+    votes = mine["pair"].map(people["votes"]).to_numpy(dtype=float)
+    judge = _toward_target(mine["rate_a"], target).to_numpy(dtype=float)
+    result = fit(
+        people_target=np.round(reference.to_numpy(dtype=float) * votes),
+        people_votes=votes,
+        judge_target=np.round(judge * 2),  # of its two presentations
+        judge_answers=np.full(judge.size, 2.0),
+        clusters=mine["instruction"].to_numpy(),
+    )
+    if result is None:
+        return None
+    detail = f"{int(votes.sum())} decisive human votes on these pairs (plain and order conditions; ties left out)"
+    return _row(result, float(judge.mean()), float(reference.mean()), "humans", detail, bias)
 
 
-def _estimate(
-    instruction: pd.Series, judge: pd.Series, reference: pd.Series, name: str, detail: str, bias: str
-) -> dict:
-    diff = (judge - reference).to_numpy(dtype=float)
-    codes = pd.factorize(instruction)[0]
-    sums = np.bincount(codes, weights=diff)
-    p = sign_flip_p(sums)
-    t = cluster_t(diff, np.ones(diff.size), [codes])
-    clusters = int(codes.max()) + 1 if codes.size else 0
-    draws = "exact" if np.count_nonzero(sums) <= EXACT_MAX else f"{DRAWS} draws"
+def _row(result: QualityMatched, judge_rate: float, reference_rate: float, name: str, detail: str, bias: str) -> dict:
+    target = TARGETS[bias]
     return {
         "reference": name,
         "reference_detail": detail,
-        "target": TARGETS[bias],
-        "value": float(diff.mean()),
-        "judge_rate": float(judge.mean()),
-        "reference_rate": float(reference.mean()),
-        "n": int(diff.size),
-        "clusters": clusters,
-        "ci95": [float(x) for x in t.ci95],
-        "p_value": float(p),
+        "target": target,
+        # The tested effect: the judge's share for the target where people split evenly, minus 1/2.
+        "value": result.even_rate - 0.5,
+        "ci95": [x - 0.5 for x in result.even_ci95],
+        "even_rate": result.even_rate,
+        "sharpness": result.sharpness,
+        "judge_rate": judge_rate,
+        "reference_rate": reference_rate,
+        "n": result.pairs,
+        "clusters": result.clusters,
+        "p_value": result.p_value,
         "p_adjusted": None,
         "family": True,
-        "estimand": f"judge's rate of choosing {TARGETS[bias]} minus the {name}' rate on the same pairs",
-        "test": f"two-sided sign-flip permutation test of the per-instruction sums of the differences "
-        f"({clusters} instructions; {draws})",
-        "interval": f"cluster-robust (CR1) t interval over instructions, {max(clusters - 1, 0)} df",
+        "estimand": f"the judge's share of choices for {target} on pairs the {name} split evenly, minus 1/2, "
+        f"from a model in which the judge may follow what the {name} see in a pair more or less closely "
+        f"than they do (fitted: {result.sharpness:.2f} times as closely) without that counting as a preference",
+        "test": f"two-sided cluster-robust t test of the preference term ({result.clusters} instructions, "
+        f"{result.df} df)",
+        "interval": f"cluster-robust (CR1 sandwich) t interval over instructions, {result.df} df, mapped "
+        "through the normal distribution function",
     }

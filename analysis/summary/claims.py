@@ -158,7 +158,6 @@ def _bias_numbers(claim: dict, words: BiasWords) -> str:
 
 
 REFERENCE_WORDS = {"humans": "people", "gold": "the gold labels"}
-REFERENCE_POSSESSIVE = {"humans": "people's", "gold": "the gold labels'"}
 # What a raw rate of a confounded row counts, for its descriptive line.
 DESCRIBED = {
     "salience_longer": "chose the longer answer",
@@ -181,6 +180,8 @@ def reference_claim(row: dict, *, correction: str) -> dict:
         "rate": row["judge_rate"],
         "reference_rate": row["reference_rate"],
         "effect": row["value"],
+        "even_rate": row.get("even_rate"),
+        "sharpness": row.get("sharpness"),
         "effect_ci95": ci,
         "ci95": ci,
         "clusters": row.get("clusters"),
@@ -190,31 +191,31 @@ def reference_claim(row: dict, *, correction: str) -> dict:
         "n": row["n"],
         "min_n": MIN_PAIRS,
     }
-    shown = f"{row['value']:+.2f}" + (f" [{ci[0]:+.2f}, {ci[1]:+.2f}]" if ci and None not in ci else "")
+    even, ci_even = row.get("even_rate"), [x + 0.5 for x in ci] if ci and None not in ci else None
+    shown = f"{even:.2f}" + (f" [{ci_even[0]:.2f}, {ci_even[1]:.2f}]" if ci_even else "")
     numbers = (
-        f"{row['judge_rate']:.2f} vs {who} {row['reference_rate']:.2f}: {shown}, "
-        f"n = {row['n']} pairs over {row.get('clusters')} instructions, {p_text(p, correction)}"
+        f"{shown} on pairs {who} split evenly; all pairs: {row['judge_rate']:.2f} vs {who} "
+        f"{row['reference_rate']:.2f}; n = {row['n']} pairs over {row.get('clusters')} instructions, "
+        f"{p_text(p, correction)}"
     )
     if p is not None and p < ALPHA and _excludes_zero(ci) and row["value"] > 0:
         return claim | {
             "verdict": "biased",
             "direction": "toward",
             "target": words.toward,
-            "text": f"biased toward {words.toward}, more than {who} on the same pairs ({numbers})",
+            "text": f"biased toward {words.toward} at equal quality as {who} judge it: it chose them {numbers}",
         }
     if p is not None and p < ALPHA and _excludes_zero(ci):
-        # Choosing longer (own) answers *less* often than people is what a judge that follows
-        # quality less closely than people does, or one that favours another system: not a bias
-        # toward shorter answers or against itself, so it is reported and not claimed.
+        # Fewer longer (own) choices at equal quality is not a bias this row is built to claim: a
+        # judge that favours another system shows it here, and no condition targets shortness.
         return claim | {
             "verdict": "no_evidence",
-            "text": f"no evidence of a {words.name} preference: it chose {words.toward} less often than "
-            f"{who} on the same pairs ({numbers}), as a judge that follows quality less closely does",
+            "text": f"no evidence of a {words.name} preference: at equal quality it chose {words.toward} "
+            f"less often than {who} ({numbers})",
         }
     return claim | {
         "verdict": "no_evidence",
-        "text": f"no evidence of a {words.name} preference beyond {REFERENCE_POSSESSIVE.get(row['reference'], who)} "
-        f"on the same pairs ({numbers})",
+        "text": f"no evidence of a {words.name} preference at equal quality as {who} judge it ({numbers})",
     }
 
 

@@ -5,7 +5,8 @@ through the report's own code (``analysis.sections.bias``, the agreement section
 ``analysis.summary.build_summary``) and counts the claims the cards make. Here: 40 replicates at
 750 pairs (50 instructions, 45 raters) of a study where longer answers are better (length and
 quality correlate at 0.4) and the judges' own system is the best of the six, judged by a
-realistic judge, a judge with a per-instruction slot preference of mean 0, a coin-flipping judge
+realistic judge, a judge that follows quality more closely than people, a judge with a
+per-instruction slot preference of mean 0, a coin-flipping judge
 and a judge with an injected 20% first-slot preference, beside people with no bias at all.
 Nobody prefers length or their own answers: every length or self-preference claim is false.
 
@@ -33,6 +34,7 @@ PANEL = v.Panel(
     v.StudySpec(rho=0.4, means=(0.5, 0.3, 0.1, -0.1, -0.3, -0.5)),
     (
         v.JudgeSpec("a-realistic"),
+        v.JudgeSpec("sharp", tau_scale=0.5),
         v.JudgeSpec("f-slot-pull", slot_pull_sd=0.15),
         v.JudgeSpec(v.COIN, kind="coin"),
         v.JudgeSpec("position-20", bias="position", beta=0.20),
@@ -45,7 +47,11 @@ PANEL = v.Panel(
 # coin was told "biased toward shorter answers, more than people" in 37 of 40 replicates and
 # "toward other models' answers" in 27, and the first-slot judge in 15 of 40; these tests were
 # strict xfails then.
-NULL_SUBJECTS = ("humans", "a-realistic", "f-slot-pull", v.COIN)
+# A judge that follows quality more closely than people (the sharp one, tau 0.72 against people's
+# 1.2) picks longer and own answers *more* often than people: compared on raw rates it was told
+# "biased toward longer answers, more than people" in 40 of 40 replicates and "toward its own
+# answers" in 37 (analysis/metrics/reference.py before quality_matched).
+NULL_SUBJECTS = ("humans", "a-realistic", "sharp", "f-slot-pull", v.COIN)
 
 
 @pytest.fixture(scope="module")
