@@ -15,6 +15,7 @@ from analysis.models import ReportRun
 from analysis.profiles import PROFILES
 from analysis.services import start_report_run
 from annotations.models import Study
+from cobbler_site.api_input import ClosedInput
 from cobbler_site.api_schema import FIELD_ERRORS, NOT_FOUND, DetailError
 
 
@@ -60,12 +61,15 @@ REPORT_SCHEMA = {
 class StudyReportApi(APIView):
     """GET the latest finished report (cobbler-report/1) for ?profile=; POST to compute a new one."""
 
-    class InputSerializer(serializers.Serializer):
+    class QuerySerializer(serializers.Serializer):
+        profile = serializers.ChoiceField(choices=list(PROFILES), default="default")
+
+    class InputSerializer(ClosedInput):
         profile = serializers.ChoiceField(choices=list(PROFILES), default="default")
 
     @extend_schema(
         operation_id="studies_report_retrieve",
-        parameters=[InputSerializer],
+        parameters=[QuerySerializer],
         responses={
             200: OpenApiResponse(REPORT_SCHEMA, description="The latest finished report."),
             400: FIELD_ERRORS,
@@ -74,7 +78,9 @@ class StudyReportApi(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         study = get_object_or_404(Study.objects.manageable_by(request.user), slug=slug)
-        params = self.InputSerializer(data=request.query_params)
+        # A plain dict: DRF reads a QueryDict's "?profile=" as not sent (the default profile),
+        # where the schema's enum has no "" (refused here, 400).
+        params = self.QuerySerializer(data=request.query_params.dict())
         params.is_valid(raise_exception=True)
         run = ReportRun.objects.latest_done(study=study, profile=params.validated_data["profile"])
         if run is None:
@@ -86,6 +92,7 @@ class StudyReportApi(APIView):
         request=InputSerializer,
         responses={
             202: OpenApiResponse(ReportRunOutput, description="The run started (or the one already running)."),
+            400: FIELD_ERRORS,
             404: NOT_FOUND,
         },
     )

@@ -11,7 +11,6 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
@@ -19,6 +18,7 @@ from rest_framework.views import APIView
 from annotations import serializers as s
 from annotations import services
 from annotations.models import Assignment, Study
+from cobbler_site.api_input import StrictPageNumberPagination
 from cobbler_site.api_schema import NOT_FOUND, DetailError
 
 
@@ -36,11 +36,11 @@ def _unprocessable(description: str) -> OpenApiResponse:
 
 class StudyListCreateApi(APIView):
     # For the schema: the lists below are paginated like the DRF default (?page=).
-    pagination_class = PageNumberPagination
+    pagination_class = StrictPageNumberPagination
 
     @extend_schema(operation_id="studies_list", responses=s.StudySerializer(many=True))
     def get(self, request: Request) -> ApiResponse:
-        paginator = PageNumberPagination()
+        paginator = StrictPageNumberPagination()
         page = paginator.paginate_queryset(
             Study.objects.manageable_by(request.user).order_by("slug"), request, view=self
         )
@@ -115,7 +115,7 @@ class StudyProgressApi(APIView):
 class StudySubmissionsApi(APIView):
     """Raw submissions (pseudonymous ids only): paginated JSON, or the whole CSV with ?export=csv."""
 
-    pagination_class = PageNumberPagination
+    pagination_class = StrictPageNumberPagination
 
     @extend_schema(
         parameters=[
@@ -130,14 +130,19 @@ class StudySubmissionsApi(APIView):
         responses={
             (200, "application/json"): s.SubmissionRowSerializer(many=True),
             (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="With ?export=csv: every row, as CSV."),
+            400: OpenApiResponse(DetailError, description="An export format other than csv."),
             404: NOT_FOUND,
         },
     )
     def get(self, request: Request, slug: str) -> ApiResponse | HttpResponse:
         study = _study(request, slug)
-        if request.query_params.get("export") == "csv":
+        paginator = StrictPageNumberPagination()
+        export = request.query_params.get("export")
+        if export is not None and export != "csv":  # not ignored: the caller expects another format
+            return ApiResponse({"detail": "export must be csv."}, status=status.HTTP_400_BAD_REQUEST)
+        if export == "csv":
+            paginator.check_page_param(request)  # ignored with the CSV, but refused when malformed
             return HttpResponse(services.submissions_csv(study=study), content_type="text/csv; charset=utf-8")
-        paginator = PageNumberPagination()
         rows = list(services.submission_rows(study=study))
         # DRF pages any list; the stubs accept only a QuerySet.
         page: list[dict] | None = paginator.paginate_queryset(rows, request, view=self)  # type: ignore[arg-type]
@@ -145,12 +150,12 @@ class StudySubmissionsApi(APIView):
 
 
 class StudyAssignmentsApi(APIView):
-    pagination_class = PageNumberPagination
+    pagination_class = StrictPageNumberPagination
 
     @extend_schema(responses={200: s.AssignmentSerializer(many=True), 404: NOT_FOUND})
     def get(self, request: Request, slug: str) -> ApiResponse:
         qs = Assignment.objects.filter(batch__study=_study(request, slug)).select_related("participant").order_by("pk")
-        paginator = PageNumberPagination()
+        paginator = StrictPageNumberPagination()
         page = paginator.paginate_queryset(qs, request, view=self)
         return paginator.get_paginated_response(s.AssignmentSerializer(page, many=True).data)
 

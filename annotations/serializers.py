@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from annotations.forms import GENERATABLE
 from annotations.models import Assignment, RejectReason, Study
+from cobbler_site.api_input import ClosedInput
 
 
 class StudySerializer(serializers.ModelSerializer):
@@ -27,7 +28,7 @@ class StudySerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class StudyCreateInput(serializers.Serializer):
+class StudyCreateInput(ClosedInput):
     slug = serializers.SlugField(max_length=64)
     name = serializers.CharField(max_length=200)
     from_study = serializers.SlugField(required=False, allow_blank=True)
@@ -38,11 +39,18 @@ class StudyCreateInput(serializers.Serializer):
     instructions_text = serializers.CharField(required=False, allow_blank=True, default="")
 
 
-class GenerateInput(serializers.Serializer):
+class GenerateInput(ClosedInput):
     condition = serializers.ChoiceField(choices=GENERATABLE)
     seed = serializers.IntegerField(min_value=0, required=False)
     pairs_per_batch = serializers.IntegerField(min_value=1, max_value=500, default=15)
     cobbler_design_dir = serializers.CharField(required=False, allow_blank=True, default="")
+    # What validate() below asks, in the schema: a seed, or a design directory that is not empty.
+    schema_extra = {
+        "anyOf": [
+            {"required": ["seed"]},
+            {"required": ["cobbler_design_dir"], "properties": {"cobbler_design_dir": {"minLength": 1}}},
+        ]
+    }
 
     def validate(self, data: dict) -> dict:
         if data.get("seed") is None and not data.get("cobbler_design_dir"):
@@ -119,7 +127,7 @@ class SubmissionRowSerializer(serializers.Serializer):
     task_role = serializers.CharField(help_text="item, instructed, catch or gold (checks are never analysed as data).")
 
 
-class ReviewInput(serializers.Serializer):
+class ReviewInput(ClosedInput):
     decision = serializers.ChoiceField(choices=[Assignment.Review.APPROVED, Assignment.Review.REJECTED])
     note = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
     # Required for a rejection (annotations.services.review_assignment answers 422 without one).

@@ -84,5 +84,7 @@ def add_common_responses(result: dict, generator, request, public) -> dict:  # d
             if "requestBody" in operation:
                 responses.setdefault("400", body("FieldErrors", "Invalid input: the errors per field."))
             if "{" in path or ("query", "page") in parameters:
-                responses.setdefault("404", body("DetailError", "Not found (or a page past the end)."))
+                responses.setdefault(
+                    "404", body("DetailError", "Not found (or a page that is not a whole number or past the end).")
+                )
     return result

@@ -279,12 +279,12 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["cobbler_site.access.ResearcherOnly"],
     # JSON bodies parsed strictly: NUL, lone surrogates, duplicate keys, huge integers are a 400.
-    "DEFAULT_PARSER_CLASSES": [
-        "cobbler_site.text_safety.StrictJSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
-    ],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    # JSON only (a form body is a 415): a form cannot say null, an empty list or a number, so
+    # DRF guesses ("" is "not sent"), and the schema could not describe what it accepts.
+    # /api/token/ keeps DRF's form and JSON parsers (its own parser_classes).
+    "DEFAULT_PARSER_CLASSES": ["cobbler_site.text_safety.StrictJSONParser"],
+    # ?page= only as a whole number from 1 (an empty one is a 404 like ?page=x).
+    "DEFAULT_PAGINATION_CLASS": "cobbler_site.api_input.StrictPageNumberPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # DRF's per-user rate, counted so that a Redis outage allows (and logs) instead of a 500.
@@ -296,6 +296,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Studies, crowd submissions, judge jobs and agreement reports.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Request bodies get their own components (FooRequest), so a field that may not be blank
+    # says minLength 1 where it is sent, without claiming it of the responses.
+    "COMPONENT_SPLIT_REQUEST": True,
     # Judge and generation jobs share one status and one mode vocabulary (judging.models.work),
     # and their rows another status: one named enum each instead of hash-suffixed names.
     "ENUM_NAME_OVERRIDES": {

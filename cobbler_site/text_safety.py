@@ -28,6 +28,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.forms.fields import InvalidJSONInput
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
@@ -117,8 +118,19 @@ class StrictJSONFormField(forms.JSONField):
     """Django's form JSONField parsed with ``loads``: a form error, never a 500.
 
     ``forms.JSONField`` catches only ``JSONDecodeError``, so a 5,000-digit number (ValueError
-    from ``int``) is a server error there, and a ``\\u0000`` escape reaches jsonb.
+    from ``int``) is a server error there, and a ``\\u0000`` escape reaches jsonb. It parses
+    twice: to clean (``to_python``) and again to show the refused form (``bound_data``), so
+    both use ``loads``.
     """
+
+    def bound_data(self, data: Any, initial: Any) -> Any:
+        if self.disabled or data is None:
+            return super().bound_data(data, initial)
+        try:
+            return loads(data)
+        except (ValueError, RecursionError):
+            # Shown back as typed: a lone surrogate decoded here would break the page's encoding.
+            return InvalidJSONInput(data)
 
     def to_python(self, value: Any) -> Any:
         if self.disabled or value in self.empty_values or isinstance(value, (list, dict, int, float)):

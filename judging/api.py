@@ -54,19 +54,35 @@ class JudgeJobViewSet(viewsets.ReadOnlyModelViewSet):
         return self.get_paginated_response(JudgmentSerializer(page, many=True).data)
 
 
+# A well-formed request the job cannot start from (the study's state, a rule across fields,
+# the model's settings) is a 422, as in the annotations API; 400 is for what the schema refuses.
+def _cannot_start(exc: services.JobError) -> Response:
+    return Response({"detail": str(exc)}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+
+
+def _model_refused(field: str, exc: services.ModelRefused) -> Response:
+    # Naming the request field that chose the model, as the model form names its field.
+    return Response({field: [str(exc)]}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+
+
+def _unprocessable(field: str, reasons: str) -> OpenApiResponse:
+    return OpenApiResponse(
+        FIELD_ERRORS.response,
+        description=(
+            f"The job cannot start: {{detail}} when {reasons}; or "
+            f'{{"{field}": ["..."]}} when the model may not send requests (its server key variable '
+            "is not granted to its owner, or its generation settings are outside the allowlist)."
+        ),
+    )
+
+
 class JudgeJobStartApi(APIView):
     @extend_schema(
         request=JobStartInputSerializer,
         responses={
             201: JudgeJobSerializer,
-            400: OpenApiResponse(
-                FIELD_ERRORS.response,
-                description=(
-                    "Invalid input: the errors per field, or {detail} when the job cannot start "
-                    "(no pairs in the pair set, a bad bandwagon percent)."
-                ),
-            ),
             404: OpenApiResponse(DetailError, description="No such study you manage, or judge you may use."),
+            422: _unprocessable("judge", "the pair set has no pairs or the judge holds imported results"),
         },
     )
     def post(self, request: Request) -> Response:
@@ -89,8 +105,10 @@ class JudgeJobStartApi(APIView):
                 mode=d["mode"],
                 created_by=request.user,
             )
+        except services.ModelRefused as exc:
+            return _model_refused("judge", exc)
         except services.JobError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+            return _cannot_start(exc)
         return Response(JudgeJobSerializer(job).data, status=status.HTTP_201_CREATED)
 
 
@@ -108,19 +126,32 @@ def _apply_action(action_name: str, job: LLMJob, request: Request) -> None:
 
 
 class JudgeJobActionApi(APIView):
-    """POST /api/judge-jobs/<id>/pause|resume|cancel/ - idempotent, returns the job."""
+    """POST /api/judge-jobs/<id>/pause|cancel/ - idempotent, returns the job."""
 
     action_name = ""
 
+    # No body: pause and cancel take none (the schema says so; resume has its own view).
     @extend_schema(
-        request=JobResumeInputSerializer,
-        description="Pause, resume or cancel a job; only resume reads the body (an optional new budget).",
-        responses={200: JudgeJobSerializer, 404: NOT_FOUND},
+        request=None, description="Pause or cancel a job.", responses={200: JudgeJobSerializer, 404: NOT_FOUND}
     )
     def post(self, request: Request, pk: int) -> Response:
         job = get_object_or_404(JudgeJob.objects.manageable_by(request.user), pk=pk)
         _apply_action(self.action_name, job, request)
         return Response(JudgeJobSerializer(job).data)
+
+
+class JudgeJobResumeApi(JudgeJobActionApi):
+    """POST /api/judge-jobs/<id>/resume/ - idempotent, with an optional new budget; returns the job."""
+
+    action_name = "resume"
+
+    @extend_schema(
+        request=JobResumeInputSerializer,
+        description="Resume a job, optionally with a new budget.",
+        responses={200: JudgeJobSerializer, 404: NOT_FOUND},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        return super().post(request, pk)
 
 
 # --- generation jobs ----------------------------------------------------------------------
@@ -143,14 +174,12 @@ class GenerationJobViewSet(viewsets.ReadOnlyModelViewSet):
         request=GenerationStartInputSerializer,
         responses={
             201: GenerationJobSerializer,
-            400: OpenApiResponse(
-                FIELD_ERRORS.response,
-                description=(
-                    "Invalid input: the errors per field, or {detail} when the job cannot start "
-                    "(a model that may not generate, a taken candidate key, no instructions...)."
-                ),
-            ),
             404: OpenApiResponse(DetailError, description="No such study you manage, or model you may use."),
+            422: _unprocessable(
+                "model",
+                "the model may not generate, the candidate key is taken, nothing is left to answer, "
+                "or pair_policy and pair_sample_size do not go together",
+            ),
         },
     )
     def create(self, request: Request) -> Response:
@@ -173,8 +202,10 @@ class GenerationJobViewSet(viewsets.ReadOnlyModelViewSet):
                 mode=d["mode"],
                 created_by=request.user,
             )
+        except services.ModelRefused as exc:
+            return _model_refused("model", exc)
         except services.JobError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+            return _cannot_start(exc)
         return Response(GenerationJobSerializer(job).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(
@@ -189,16 +220,30 @@ class GenerationJobViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 class GenerationJobActionApi(APIView):
-    """POST /api/generation-jobs/<id>/pause|resume|cancel/ - idempotent, returns the job."""
+    """POST /api/generation-jobs/<id>/pause|cancel/ - idempotent, returns the job."""
 
     action_name = ""
 
     @extend_schema(
-        request=JobResumeInputSerializer,
-        description="Pause, resume or cancel a generation job; only resume reads the body (an optional new budget).",
+        request=None,
+        description="Pause or cancel a generation job.",
         responses={200: GenerationJobSerializer, 404: NOT_FOUND},
     )
     def post(self, request: Request, pk: int) -> Response:
         job = get_object_or_404(GenerationJob.objects.manageable_by(request.user), pk=pk)
         _apply_action(self.action_name, job, request)
         return Response(GenerationJobSerializer(job).data)
+
+
+class GenerationJobResumeApi(GenerationJobActionApi):
+    """POST /api/generation-jobs/<id>/resume/ - idempotent, with an optional new budget; returns the job."""
+
+    action_name = "resume"
+
+    @extend_schema(
+        request=JobResumeInputSerializer,
+        description="Resume a generation job, optionally with a new budget.",
+        responses={200: GenerationJobSerializer, 404: NOT_FOUND},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        return super().post(request, pk)

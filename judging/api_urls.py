@@ -14,15 +14,17 @@ urlpatterns = [
     path("judge-jobs/start/", api.JudgeJobStartApi.as_view(), name="judge-job-start"),
     *[
         path(f"judge-jobs/<int:pk>/{name}/", api.JudgeJobActionApi.as_view(action_name=name), name=f"judge-job-{name}")
-        for name in ("pause", "resume", "cancel")
+        for name in ("pause", "cancel")
     ],
+    path("judge-jobs/<int:pk>/resume/", api.JudgeJobResumeApi.as_view(), name="judge-job-resume"),
     *[
         path(
             f"generation-jobs/<int:pk>/{name}/",
             api.GenerationJobActionApi.as_view(action_name=name),
             name=f"generation-job-{name}",
         )
-        for name in ("pause", "resume", "cancel")
+        for name in ("pause", "cancel")
     ],
+    path("generation-jobs/<int:pk>/resume/", api.GenerationJobResumeApi.as_view(), name="generation-job-resume"),
     *router.urls,
 ]

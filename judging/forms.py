@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 
 from annotations.models import Study
 from annotations.vocabulary import Condition
+from cobbler_site.text_safety import StrictJSONFormField
 from judging import conditions, generation_params, parsers, prompts
 from judging.models import Judge, JudgeJob
 from judging.vocabulary import Parser
@@ -90,6 +91,10 @@ class JudgeForm(forms.ModelForm):
             "shared_with",
         )
         widgets = {"shared_with": forms.CheckboxSelectMultiple}
+        # Django's forms.JSONField lets a 5,000-digit number raise ValueError (a 500) and a
+        # "\u0000" escape reach jsonb; the strict field makes both a form error.
+        field_classes = {"generation": StrictJSONFormField}
+        error_messages = {"name": {"unique": Judge.NAME_NOT_AVAILABLE}}
         labels = {
             "requests_per_minute": "Requests per minute",
             "max_concurrency": "Concurrency",
@@ -160,6 +165,7 @@ class ConnectionTestForm(forms.ModelForm):
     class Meta:
         model = Judge
         fields = ("kind", "baseline", "base_url", "model", "api_key_env", "generation", "request_timeout", "transport")
+        field_classes = {"generation": StrictJSONFormField}  # as JudgeForm: a form error, never a 500
 
     def clean(self) -> dict[str, Any]:
         super().clean()

@@ -5,6 +5,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from cobbler_site.api_input import BudgetField, ClosedInput
 from judging import conditions, parsers, prompts
 from judging.models import Generation, GenerationJob, Judge, JudgeJob, Judgment
 from judging.vocabulary import Parser
@@ -125,15 +126,18 @@ class JudgmentSerializer(serializers.ModelSerializer):
         )
 
 
-class JobStartInputSerializer(serializers.Serializer):
+class JobStartInputSerializer(ClosedInput):
     study = serializers.SlugField()
     judge = serializers.SlugField()
-    conditions = serializers.ListField(child=serializers.CharField(), allow_empty=False)
+    # The names conditions.normalise takes (a derived bias names the run it comes from).
+    conditions = serializers.ListField(
+        child=serializers.ChoiceField(choices=[*conditions.SUPPORTED, *conditions.DERIVED]), min_length=1
+    )
     pair_set = serializers.ChoiceField(choices=JudgeJob.PairSet.values, default="all")
-    budget_usd = serializers.DecimalField(max_digits=12, decimal_places=4, required=False, allow_null=True, min_value=0)
+    budget_usd = BudgetField(required=False, allow_null=True)
     bandwagon_percent = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=100)
     parser = serializers.ChoiceField(choices=parsers.PARSERS, default=Parser.ROBUST)
-    prompt_version = serializers.CharField(default=prompts.DEFAULT_VERSION)
+    prompt_version = serializers.ChoiceField(choices=prompts.available_versions(), default=prompts.DEFAULT_VERSION)
     seed = serializers.IntegerField(default=0)
     mode = serializers.ChoiceField(choices=JudgeJob.Mode.choices, default="sync")
 
@@ -144,8 +148,8 @@ class JobStartInputSerializer(serializers.Serializer):
             raise serializers.ValidationError(str(exc)) from None
 
 
-class JobResumeInputSerializer(serializers.Serializer):
-    budget_usd = serializers.DecimalField(max_digits=12, decimal_places=4, required=False, allow_null=True, min_value=0)
+class JobResumeInputSerializer(ClosedInput):
+    budget_usd = BudgetField(required=False, allow_null=True)
 
 
 # --- generation jobs ----------------------------------------------------------------------
@@ -226,15 +230,17 @@ class GenerationSerializer(serializers.ModelSerializer):
         )
 
 
-class GenerationStartInputSerializer(serializers.Serializer):
+class GenerationStartInputSerializer(ClosedInput):
     study = serializers.SlugField()
     model = serializers.SlugField(help_text="A registered model you may use (its name).")
-    candidate_key = serializers.CharField(
-        required=False, allow_blank=True, default="", max_length=64, help_text="Default: the model's name."
+    # The rule judging.generate.services checks (its _KEY), or blank for the model's name.
+    candidate_key = serializers.RegexField(
+        r"^[A-Za-z0-9_.:-]{0,64}$", required=False, allow_blank=True, default="", help_text="Default: the model's name."
     )
-    max_tokens = serializers.IntegerField(required=False, allow_null=True, min_value=1)
-    budget_usd = serializers.DecimalField(max_digits=12, decimal_places=4, required=False, allow_null=True, min_value=0)
+    # The range judging.generation_params allows.
+    max_tokens = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=1_000_000)
+    budget_usd = BudgetField(required=False, allow_null=True)
     pair_policy = serializers.ChoiceField(choices=GenerationJob.PairPolicy.values, default="all")
-    pair_sample_size = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    pair_sample_size = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=2**31 - 1)
     seed = serializers.IntegerField(default=0)
     mode = serializers.ChoiceField(choices=GenerationJob.Mode.choices, default="sync")

@@ -28,6 +28,11 @@ class JobError(ValueError):
     """Bad input for a job; nothing was changed."""
 
 
+class ModelRefused(JobError):
+    """The model may not send requests (an ungranted server key, generation settings outside
+    the allowlist): the API answers 422 naming its model field, as the model form does."""
+
+
 # --- judges ---------------------------------------------------------------------------
 
 
@@ -68,7 +73,7 @@ def create_judge(
     the judge is public (like the baselines).
     """
     if Judge.objects.filter(name=name).exists():
-        raise JobError(f"a judge called {name!r} already exists")
+        raise JobError(Judge.NAME_NOT_AVAILABLE)
     if baseline:
         return Judge.objects.create(
             name=name, kind=Judge.Kind.BASELINE, baseline=_check_baseline(baseline), requests_per_minute=0
@@ -284,15 +289,15 @@ def _validate(
 
 
 def check_sendable(judge: Judge) -> None:
-    """JobError unless ``judge`` may send requests: its owner holds a grant for its server key
-    variable, and its generation settings are allow-listed (both checked again per request)."""
+    """ModelRefused unless ``judge`` may send requests: its owner holds a grant for its server
+    key variable, and its generation settings are allow-listed (both checked again per request)."""
     refusal = judge.key_refusal()
     if refusal:
-        raise JobError(refusal)
+        raise ModelRefused(refusal)
     try:
         generation_params.check(judge.generation)
     except generation_params.GenerationParamError as exc:
-        raise JobError(f"model {judge.name!r}: {exc}") from None
+        raise ModelRefused(f"model {judge.name!r}: {exc}") from None
 
 
 def _plan_batches(job: JudgeJob, pairs: list[Pair], names: list[str], size: int = 1000) -> Iterator[list[Judgment]]:

@@ -76,6 +76,9 @@ class Judge(models.Model):
 
     Kind = vocabulary.JudgeKind
     Baseline = vocabulary.Baseline
+    # A taken name, whoever holds it: "exists" would confirm another researcher's private model
+    # (as annotations' SLUG_NOT_AVAILABLE for study slugs). Used by the form and create_judge.
+    NAME_NOT_AVAILABLE = "This name is not available; choose another."
 
     name = models.SlugField(max_length=64, unique=True)
     kind = models.CharField(max_length=16, choices=Kind)

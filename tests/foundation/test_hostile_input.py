@@ -62,13 +62,8 @@ FORM_REFUSED = ("nul",)
 ANSWERS_200_ON_ERRORS = ("/accounts/login/",)
 IGNORES_BODY = ("/pause/", "/cancel/")
 # Known 500s outside this change, each with its fix; an entry that stops failing fails the test.
-PENDING = {
-    # judging.forms.JudgeForm.generation is a forms.JSONField: json.loads raises ValueError past
-    # 4,300 digits, which it does not catch, and a "\\u0000" escape reaches jsonb. Fix (judging,
-    # in progress there): give the field cobbler_site.text_safety.StrictJSONFormField.
-    ("/judging/judges/new/", "generation", "digits"),
-    ("/judging/judges/new/", "*", "nul in json"),
-}
+# (None now: the judge form's generation field was the last, fixed with StrictJSONFormField.)
+PENDING: set[tuple[str, str, str]] = set()
 # Forms not to post: they end the session or delete what the other forms need.
 SKIP_ACTIONS = ("logout", "delete")
 SKIP_FIELDS = ("csrfmiddlewaretoken",)

@@ -32,7 +32,7 @@ def test_create_judge_for_an_endpoint_and_a_baseline(db, capsys):
     gpt = Judge.objects.get(name="gpt")
     assert gpt.api_key_env == "JUDGE_KEY_OPENAI" and gpt.generation == {"temperature": 0}
     assert Judge.objects.get(name="len").baseline == "longer"
-    with pytest.raises(CommandError, match="already exists"):
+    with pytest.raises(CommandError, match="not available"):
         call_command("create_judge", "gpt", "--base-url", "http://x/v1", "--model", "m")
     with pytest.raises(CommandError, match="needs --base-url and --model"):
         call_command("create_judge", "half", "--model", "m")

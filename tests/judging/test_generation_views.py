@@ -162,7 +162,7 @@ def test_api_bad_input_and_access_rules(api, setup, other_researcher):
         return api.post("/api/generation-jobs/", {"study": "tiny", "model": "gen", **data}, format="json")
 
     assert post(candidate_key="bravo").json()["detail"].startswith("study 'tiny' already has a candidate")
-    assert post(model="longer").status_code == 400  # a baseline cannot write answers
+    assert post(model="longer").status_code == 422  # a baseline cannot write answers
     assert post(pair_policy="sample").json()["detail"] == "a pair sample needs a sample size of at least 1"
     assert post(max_tokens=0).status_code == 400
     assert post(study="bobs").status_code == 404 and post(model="bob-private").status_code == 404

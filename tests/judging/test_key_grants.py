@@ -100,7 +100,26 @@ def test_the_api_refuses_to_start_a_job_with_an_ungranted_key(researcher, attack
     response = client.post(
         "/api/judge-jobs/start/", {"study": study.slug, "judge": judge.name, "conditions": ["order"]}, format="json"
     )
-    assert response.status_code == 400 and REFUSAL in response.json()["detail"]
+    # 422 naming the field, like the model form's refusal (it was a 400 {detail}).
+    assert response.status_code == 422 and response.json() == {"judge": [REFUSAL]}
+    assert attacker_server.requests == []
+
+
+def test_the_api_refuses_a_model_that_may_not_send_with_422_naming_the_field(researcher, attacker_server, study):
+    judge = _row_around_the_validators(researcher, attacker_server.url())
+    judge.use_as_generator = True
+    judge.save(update_fields=["use_as_generator"])
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=researcher).key}")
+    generation = client.post("/api/generation-jobs/", {"study": study.slug, "model": judge.name}, format="json")
+    assert generation.status_code == 422 and generation.json() == {"model": [REFUSAL]}
+    # Generation settings outside the allowlist (a row written around the validators) likewise.
+    Judge.objects.filter(pk=judge.pk).update(api_key_env="", generation={"stream": True})
+    started = client.post(
+        "/api/judge-jobs/start/", {"study": study.slug, "judge": judge.name, "conditions": ["order"]}, format="json"
+    )
+    assert started.status_code == 422 and list(started.json()) == ["judge"]
+    assert "stream" in started.json()["judge"][0]
     assert attacker_server.requests == []
 
 

@@ -139,6 +139,21 @@ def test_bad_values_are_refused_and_nothing_is_saved(researcher_client, extra, e
     assert not Judge.objects.filter(name="bad").exists()
 
 
+def test_a_taken_name_does_not_reveal_another_researchers_private_model(researcher_client, other_researcher):
+    # Issue 23 LOW: "Judge with this Name already exists." confirmed that a private model exists.
+    Judge.objects.create(name="their-secret", kind="baseline", baseline="longer", owner=other_researcher)
+    Judge.objects.create(name="public-one", kind="baseline", baseline="random")
+    for name in ("their-secret", "public-one"):
+        response = researcher_client.post("/judging/judges/new/", {**FORM, "name": name})
+        page = html.unescape(response.content.decode())
+        assert response.status_code == 422 and Judge.NAME_NOT_AVAILABLE in page, name
+        assert "already exists" not in page
+    with pytest.raises(CommandError) as refused:
+        call_command("create_judge", "their-secret", "--baseline", "longer")
+    assert str(refused.value) == Judge.NAME_NOT_AVAILABLE
+    assert Judge.objects.filter(name="their-secret").count() == 1
+
+
 def test_a_client_that_never_saw_the_roles_gets_the_defaults(researcher_client):
     old = {k: v for k, v in FORM.items() if k not in ("roles_shown", "use_as_judge", "use_as_generator")}
     researcher_client.post("/judging/judges/new/", {**old, "name": "old"})
