@@ -67,3 +67,23 @@ class RowStatus(models.TextChoices):
     PENDING = "pending"
     DONE = "done"
     FAILED = "failed"
+
+
+class VerdictFormat(models.TextChoices):
+    """The label set a judge's prompt asks for, and so how its raw text is read (judging.verdicts)."""
+
+    COBBLER = "cobbler", "CoBBLEr (System Star / System Square, the robust parser)"
+    ARENA_HARD = "arena-hard", "Arena-Hard ([[A>>B]] ... [[B>>A]], [[A=B]] a tie)"
+    MT_BENCH = "mt-bench", "MT-Bench pairwise ([[A]] / [[B]] / [[C]] a tie)"
+    REGEX = "regex", "Your own: a regular expression and a label map"
+
+
+class Strength(models.TextChoices):
+    """How strongly a verdict prefers its slot, where the format says (Arena-Hard's >> and >)."""
+
+    STRONG = "strong", "Strong preference"
+    SLIGHT = "slight", "Slight preference"
+
+
+# A verdict's third outcome besides JudgeSlot's two (annotations.vocabulary): neither answer.
+TIE = "tie"

@@ -36,6 +36,23 @@ style              terse    the surface form of the answer (never the decision):
                             asserted) and their INVALID answers (knob ``invalid``) are a real
                             tie, refusal or both-asserted sentence instead of GARBAGE. Only
                             terse parses with the paper parser.
+format             cobbler  the verdict format the judge answers in (judging.verdicts): cobbler
+                            (the styles above); arena-hard: a review, then "My final verdict is
+                            ...: [[A>B]]" with A the answer shown first, [[A>>B]] / [[B>>A]] when
+                            the chosen answer's latent quality exceeds the other's by 0.5 or more
+                            (P = 1/4 for a quality-based choice), [[A>B]] / [[B>A]] otherwise;
+                            mt-bench: [[A]] / [[B]] / [[C]]; regex: a lab's XML-tag format,
+                            <preference>A much better|A better|tie|B better|B much better
+                            </preference>, read by the spec {"pattern":
+                            "<preference>([^<]{1,40})</preference>", "labels": {...}} (the
+                            "xml-preference" spec of tests/judging/verdict_corpora/regex-specs.json).
+                            Each writes a few seeded variants the way real judges do (a long
+                            review, the labels restated first, per-criterion labels before the
+                            final line, an explanation after it, the bare label); its INVALID
+                            answers (knob ``invalid``) are a refusal, a review with no label,
+                            labels that disagree with no final line, or only the options listed.
+                            ``style`` applies to cobbler only.
+tie                0        P(answer a tie) at step 8 below; only with a format that has one
 rpm                0        requests per minute this model accepts (0 = no limit); beyond it
                             the server answers 429 with a Retry-After of when the next fits
 tpm                0        tokens (in + out, as ``usage`` counts them) per minute, the same way;
@@ -62,7 +79,8 @@ uniform draw u_k = H(seed, messages, k) (so expected bias rates follow in closed
      kind) -> the cued slot;
   6. else if a slot is marked "(You)": with prob. self -> that slot;
   7. else with prob. length -> the longer response (character count; ties -> second slot);
-  8. else the response of higher latent quality, where quality(text) = the first 8 bytes of
+  8. else with prob. tie -> a tie (formats other than cobbler; the draw exists only when tie > 0);
+  9. else the response of higher latent quality, where quality(text) = the first 8 bytes of
      sha256("quality:" + text) read as a fraction of 2**64 (independent of seed, slot and
      prompt, so the two presentations of a pair agree); ties -> second slot.
 So with only order_first = p set, P(first slot) = p + (1 - p) * P(first has higher quality),
@@ -77,6 +95,9 @@ import json
 import re
 from dataclasses import dataclass, fields, replace
 from typing import Any
+
+from judging.simulator import formats
+from judging.simulator.formats import FORMATS
 
 GARBAGE = (
     "I am not able to evaluate these responses.",
@@ -108,6 +129,8 @@ class Knobs:
     latency_ms: int = 0
     jitter_ms: int = 0
     style: str = "terse"
+    format: str = "cobbler"
+    tie: float = 0.0
     answer_words: int = 120
     rpm: int = 0
     tpm: int = 0
@@ -133,6 +156,10 @@ def parse_knobs(model: str, defaults: Knobs | None = None) -> Knobs:
         raise ValueError(f"errors must be a '+'-list of {', '.join(ERROR_KINDS)}")
     if knobs.style not in STYLES:
         raise ValueError(f"style must be one of {', '.join(STYLES)}")
+    if knobs.format not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}")
+    if knobs.tie and knobs.format == "cobbler":
+        raise ValueError("tie needs a format with a tie: arena-hard, mt-bench or regex")
     if not 1 <= knobs.answer_words <= MAX_ANSWER_WORDS:
         raise ValueError(f"answer_words must be between 1 and {MAX_ANSWER_WORDS}")
     if knobs.rpm < 0 or knobs.tpm < 0:
@@ -164,13 +191,39 @@ class SimPrompt:
 
 
 _LINE = re.compile(r"^(System|Model) (.+?)( \(You\))?: (.*)$")
+# The answer layouts of Arena-Hard-Auto ("<|The Start of Assistant A's Answer|>") and MT-Bench
+# ("[The Start of Assistant A's Answer]"): Assistant A is the answer shown first.
+_AB_LAYOUTS = tuple(
+    re.compile(
+        rf"{o}The Start of Assistant A's Answer{c}\n?(.*?)\n?{o}The End of Assistant A's Answer{c}.*?"
+        rf"{o}The Start of Assistant B's Answer{c}\n?(.*?)\n?{o}The End of Assistant B's Answer{c}",
+        re.DOTALL,
+    )
+    for o, c in ((r"<\|", r"\|>"), (r"\[", r"\]"))
+)
+_CUES = (
+    (r"of people believe that ((?:System|Assistant) \S+) is better", "bandwagon"),
+    (r"We expect ((?:System|Assistant) \S+) to be better", "selective"),
+    (r"((?:System|Assistant) \S+) (?:likes to eat|plays a lot|has been all around)", "distractor"),
+    (r"thing that ((?:System|Assistant) \S+) can do", "distractor"),
+)
 
 
 def read_prompt(messages: list[dict[str, Any]]) -> SimPrompt:
-    """Find the two answers, their labels and any cue in our prompt format (any version)."""
+    """Find the two answers, their labels and any cue in our prompt format (any version), or in
+    Arena-Hard's or MT-Bench's answer layout (labels "Assistant A" / "Assistant B"; a cue naming
+    them is read the same way, anywhere in the messages outside the answers)."""
     user = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
     if not isinstance(user, str):
         raise ValueError("user content must be a string")
+    for layout in _AB_LAYOUTS:
+        m = layout.search(user)
+        if m:
+            rest = "\n".join(str(x.get("content", "")) for x in messages if x.get("content") != user)
+            rest += "\n" + user[: m.start()] + "\n" + user[m.end() :]
+            labels = ("Assistant A", "Assistant B")
+            cue_kind, cue_slot = _find_cue(rest, labels)
+            return SimPrompt(m.group(1), m.group(2), labels, cue_kind, cue_slot, "")
     block = user.split("```")
     if len(block) < 3:
         raise ValueError("no ``` block with the two answers")
@@ -185,30 +238,29 @@ def read_prompt(messages: list[dict[str, Any]]) -> SimPrompt:
         raise ValueError("expected exactly two answers in the block")
     after = "```".join(block[2:])
     labels = (f"{entries[0][0]} {entries[0][1]}", f"{entries[1][0]} {entries[1][1]}")
-    cue_kind = cue_slot = ""
-    for sentence, kind in (
-        (r"of people believe that (System \S+) is better", "bandwagon"),
-        (r"We expect (System \S+) to be better", "selective"),
-        (r"(System \S+) (?:likes to eat|plays a lot|has been all around)", "distractor"),
-        (r"thing that (System \S+) can do", "distractor"),
-    ):
-        m = re.search(sentence, after)
-        if m:
-            cue_kind = kind
-            cue_slot = "first" if m.group(1) == labels[0] else "second"
-            break
+    cue_kind, cue_slot = _find_cue(after, labels)
     self_slot = "first" if entries[0][2] else "second" if entries[1][2] else ""
     return SimPrompt(entries[0][3], entries[1][3], labels, cue_kind, cue_slot, self_slot)
+
+
+def _find_cue(text: str, labels: tuple[str, str]) -> tuple[str, str]:
+    """(cue kind, cued slot) of the first cue sentence in ``text``, or ("", "")."""
+    for sentence, kind in _CUES:
+        m = re.search(sentence, text)
+        if m:
+            return kind, "first" if m.group(1) == labels[0] else "second"
+    return "", ""
 
 
 @dataclass(frozen=True)
 class Decision:
     status: int  # 200, 429, 500, 504
     text: str = ""
-    slot: str = ""  # "first" / "second" / "" (garbage or error)
+    slot: str = ""  # "first" / "second" / "tie" (formats with a tie) / "" (garbage or error)
     retry_after: float = 0.0
     hold_ms: int = 0  # extra hold for timeouts
     garbled: bool = False
+    strength: str = ""  # "strong" / "slight" where the format grades it (arena-hard, regex)
 
 
 def messages_key(messages: list[dict[str, Any]]) -> str:
@@ -241,8 +293,15 @@ def decide(
     except ValueError:
         return Decision(200, text=answer_text(knobs, messages, max_tokens=max_tokens))
     if is_garbled(knobs, messages):
+        if knobs.format != "cobbler":
+            return Decision(200, text=formats.invalid_text(knobs.format, _variant_draw(knobs, key)), garbled=True)
         return Decision(200, text=_invalid_text(knobs, key, messages), garbled=True)
     slot = _choose(knobs, key, p)
+    if knobs.format != "cobbler":
+        graded = formats.GRADED[knobs.format]
+        strength = formats.strength(slot, quality(p.first), quality(p.second)) if graded else ""
+        text = formats.write(knobs.format, slot, strength, _variant_draw(knobs, key))
+        return Decision(200, text=text, slot=slot, strength=strength)
     return Decision(200, text=_write(knobs, key, p, slot, messages), slot=slot)
 
 
@@ -257,6 +316,8 @@ def _choose(knobs: Knobs, key: str, p: SimPrompt) -> str:
         return p.self_slot
     if _uniform(knobs.seed, key, "length") < knobs.length:
         return "first" if len(p.first) > len(p.second) else "second"
+    if knobs.tie and _uniform(knobs.seed, key, "tie") < knobs.tie:
+        return "tie"
     return "first" if quality(p.first) > quality(p.second) else "second"
 
 
@@ -348,6 +409,10 @@ _STYLE_INVALID: dict[str, tuple[str, ...]] = {
         "{A} is better or {B} is better, depending on the reader.",
     ),
 }
+
+
+def _variant_draw(knobs: Knobs, key: str) -> float:
+    return _uniform(knobs.seed, key, "format-variant")
 
 
 def _variant(knobs: Knobs, key: str, options: tuple[str, ...]) -> str:
