@@ -47,7 +47,7 @@ def build_report(
 
 
 def _build(*, study: Study, chosen: Profile, progress: Progress | None, counts: dict) -> dict:
-    from analysis.sections import agreement, bias, length_control, paper
+    from analysis.sections import agreement, bias, gold, length_control, paper
 
     step = progress or (lambda _label, _fraction: None)
     report: dict = {
@@ -62,6 +62,7 @@ def _build(*, study: Study, chosen: Profile, progress: Progress | None, counts: 
     }
     step("bias", 0.0)
     report.update(bias.build_section(study=study, profile=chosen))  # "bias" and "bias_reference"
+    report["gold_accuracy"] = gold.build(study=study, profile=chosen)
     step("agreement", 0.3)
     report["agreement"] = agreement.build(study=study, profile=chosen)
     step("length control", 0.6)

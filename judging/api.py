@@ -14,7 +14,8 @@ from annotations.models import Study
 from cobbler_site.api_schema import FIELD_ERRORS, NOT_FOUND, DetailError
 from judging import services
 from judging.generate.services import start_generation_job
-from judging.models import GenerationJob, Judge, JudgeJob, LLMJob
+from judging.models import GenerationJob, Judge, JudgeJob, LLMJob, PromptTemplate
+from judging.prompts.templates import TemplateError
 from judging.serializers import (
     GenerationJobSerializer,
     GenerationSerializer,
@@ -24,7 +25,10 @@ from judging.serializers import (
     JudgeJobSerializer,
     JudgeSerializer,
     JudgmentSerializer,
+    PromptTemplateInputSerializer,
+    PromptTemplateSerializer,
 )
+from judging.template_services import save_template
 
 
 class JudgeViewSet(viewsets.ReadOnlyModelViewSet):
@@ -35,6 +39,50 @@ class JudgeViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):  # DRF's signature
         return Judge.objects.usable_by(self.request.user).select_related("owner").order_by("name")
+
+
+class PromptTemplateViewSet(viewsets.ReadOnlyModelViewSet):
+    """Researchers' own prompt templates this user may use (PromptTemplate.objects.usable_by:
+    their own and public ones; another researcher's is a 404); POST saves a version."""
+
+    serializer_class = PromptTemplateSerializer
+    queryset = PromptTemplate.objects.order_by("name", "-created_at")
+
+    def get_queryset(self):  # DRF's signature
+        return PromptTemplate.objects.usable_by(self.request.user).select_related("owner").order_by("name", "-pk")
+
+    @extend_schema(
+        request=PromptTemplateInputSerializer,
+        responses={
+            201: PromptTemplateSerializer,
+            200: OpenApiResponse(PromptTemplateSerializer, description="This content is already saved: that version."),
+            422: OpenApiResponse(
+                FIELD_ERRORS.response,
+                description="The template cannot be used: a placeholder unknown or missing, a size bound, a "
+                'verdict spec that does not compile or could backtrack ({"template": ["..."]}).',
+            ),
+        },
+    )
+    def create(self, request: Request) -> Response:
+        data = PromptTemplateInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        d = data.validated_data
+        try:
+            template, created = save_template(
+                owner=request.user,
+                name=d["name"],
+                system=d["system"],
+                user=d["user"],
+                reference_block=d["reference_block"],
+                labels=d.get("labels") or ("Assistant A", "Assistant B"),
+                verdict_format=d["verdict_format"],
+                verdict_spec=d.get("verdict_spec"),
+            )
+        except TemplateError as exc:
+            return Response({"template": [str(exc)]}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+        return Response(
+            PromptTemplateSerializer(template).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        )
 
 
 class JudgeJobViewSet(viewsets.ReadOnlyModelViewSet):
@@ -100,7 +148,7 @@ class JudgeJobStartApi(APIView):
                 budget_usd=d.get("budget_usd"),
                 bandwagon_percent=d.get("bandwagon_percent"),
                 parser=d["parser"],
-                prompt_version=d["prompt_version"],
+                prompt_version=d.get("prompt_version"),
                 seed=d["seed"],
                 mode=d["mode"],
                 created_by=request.user,

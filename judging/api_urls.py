@@ -7,6 +7,7 @@ from judging import api
 
 router = SimpleRouter()
 router.register("judges", api.JudgeViewSet, basename="judge")
+router.register("prompt-templates", api.PromptTemplateViewSet, basename="prompt-template")
 router.register("judge-jobs", api.JudgeJobViewSet, basename="judge-job")
 router.register("generation-jobs", api.GenerationJobViewSet, basename="generation-job")
 

@@ -10,6 +10,7 @@ from typing import Any
 from annotations.models import Pair, Response
 from annotations.vocabulary import DERIVED_FROM, Condition, JudgeSlot
 from judging import prompts
+from judging.prompts.templates import Template, render_template
 
 # The conditions a judge job runs. Egocentric and salience need no calls of their own: they are
 # read from the order run (vocabulary.DERIVED_FROM).
@@ -87,13 +88,16 @@ def plan(
     bandwagon_percent: int,
     self_key: str,
     a_first: bool | None = None,
+    template: Template | None = None,
 ) -> list[dict[str, Any]]:
     """[{presentation, slot1_response, cue}] for one pair under one condition (deterministic).
 
     ``a_first`` is this pair's entry of ``a_first_plan`` (the balanced, seeded choice of
     which response prompt 1 of the order/compassion runs shows first). Without it a
     seeded coin per pair decides (random but not balanced), or, for a paper prompt
-    version, ``response_a`` goes first as in the authors' harness.
+    version, ``response_a`` goes first as in the authors' harness. With a ``template`` (a judge
+    prompted by Arena-Hard's, MT-Bench's or a researcher's template) its labels and
+    distractor sentences name the slots.
     """
     a, b = pair.response_a, pair.response_b
     rng = seeded_rng(seed, pair.pk, condition)
@@ -123,8 +127,10 @@ def plan(
         if condition == Condition.PLAIN:
             rows = [{"presentation": 1, "slot1_response": first, "cue": {}}]
         else:
-            labels = prompts.slot_labels(version)
-            templates = prompts.distractor_templates(version)
+            labels = template.labels if template else prompts.slot_labels(version)
+            templates = (
+                list(template.insertions[Condition.ATTENTIONAL]) if template else prompts.distractor_templates(version)
+            )
             rows = []
             for presentation, slot, label in ((1, JudgeSlot.FIRST, labels[0]), (2, JudgeSlot.SECOND, labels[1])):
                 cue = {"cue_slot": slot}
@@ -140,12 +146,30 @@ def plan(
 
 
 def render_for(
-    *, version: str, condition: str, pair: Pair, slot1_response_id: int, cue: dict[str, Any]
+    *,
+    version: str,
+    condition: str,
+    pair: Pair,
+    slot1_response_id: int,
+    cue: dict[str, Any],
+    template: Template | None = None,
 ) -> prompts.RenderedPrompt:
-    """The prompt of a stored judgment (pair with instruction and both responses loaded)."""
+    """The prompt of a stored judgment (pair with instruction and both responses loaded): the
+    CoBBLEr prompt ``version``, or the judge's ``template`` when it has one."""
     a, b = pair.response_a, pair.response_b
     first, second = (a, b) if slot1_response_id == a.pk else (b, a)
     instruction = pair.instruction
+    if template is not None:
+        rendered: prompts.RenderedPrompt = render_template(
+            template,
+            condition=condition,
+            instruction=instruction.text,
+            reference=instruction.reference,
+            first_text=first.text,
+            second_text=second.text,
+            cue=cue,
+        )
+        return rendered
     return prompts.render(
         version=version,
         condition=condition,

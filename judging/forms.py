@@ -10,8 +10,10 @@ from annotations.models import Study
 from annotations.vocabulary import Condition
 from cobbler_site.text_safety import StrictJSONFormField
 from judging import conditions, generation_params, parsers, prompts
-from judging.models import Judge, JudgeJob
-from judging.vocabulary import Parser
+from judging.models import Judge, JudgeJob, PromptTemplate
+from judging.prompts import templates
+from judging.template_services import save_template
+from judging.vocabulary import Parser, VerdictFormat
 
 # Fields shown together on the model form, in this order (the template walks these groups).
 FIELDSETS = (
@@ -24,8 +26,21 @@ FIELDSETS = (
         ("price_in_per_1k", "price_out_per_1k", "batch_price_in_per_1k", "batch_price_out_per_1k"),
     ),
     ("Generation", ("generation", "self_candidate_key")),
+    (
+        "Prompt and verdict format",
+        (
+            "template",
+            "new_template_name",
+            "template_system",
+            "template_user",
+            "template_verdict_format",
+            "template_spec",
+        ),
+    ),
     ("Access", ("is_shared", "shared_with")),
 )
+# The template choice's values: "" (the CoBBLEr prompt), "builtin:<version>", "own:<pk>", or NEW.
+NEW_TEMPLATE = "new"
 
 
 def _check_kind(data: dict[str, Any]) -> None:
@@ -60,6 +75,41 @@ class JudgeForm(forms.ModelForm):
         min_value=0,
         label="Tokens per minute",
         help_text="Shared by every worker; blank or 0 = no limit.",
+    )
+    template = forms.ChoiceField(
+        required=False,
+        label="Prompt template",
+        help_text="Blank: the CoBBLEr prompt (its version chosen per job). A template names the verdict "
+        "format its answers are read with.",
+    )
+    new_template_name = forms.SlugField(
+        required=False, max_length=64, label="Your template's name", help_text="For a new template of your own."
+    )
+    template_system = forms.CharField(
+        required=False,
+        max_length=templates.MAX_SYSTEM,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        label="System message",
+        help_text="Literal text (no placeholders).",
+    )
+    template_user = forms.CharField(
+        required=False,
+        max_length=templates.MAX_USER,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 8}),
+        label="User message",
+        help_text="Must hold {instruction}, {answer_a} (shown first, 'A') and {answer_b} once each; optional "
+        "{reference}, and the insertion points {cue} (bandwagon cue, distractor sentence) and {names} "
+        "(the named-model variant). Write {{ and }} for a literal brace.",
+    )
+    template_verdict_format = forms.ChoiceField(
+        required=False, choices=VerdictFormat.choices, initial=VerdictFormat.ARENA_HARD, label="Verdict format"
+    )
+    template_spec = StrictJSONFormField(
+        required=False,
+        label="Regex verdict spec",
+        help_text='Only for the regex format: {"pattern": "...(one group)...", "labels": {"A": ["first", null], ...}}.',
     )
     # Unchecked checkboxes are absent from a POST, so the form marks that it showed the roles:
     # a client that never saw them (an older script) gets the default roles, not "no role".
@@ -134,6 +184,19 @@ class JudgeForm(forms.ModelForm):
         if owner_id is not None:  # (excluding pk=None would exclude nobody either)
             researchers = researchers.exclude(pk=owner_id)
         cast(forms.ModelMultipleChoiceField, self.fields["shared_with"]).queryset = researchers.order_by("username")
+        self._own_templates = PromptTemplate.objects.usable_by(user).order_by("name", "-created_at")
+        if self.instance.own_template_id:  # a shared judge's template stays choosable by its editor
+            self._own_templates = self._own_templates | PromptTemplate.objects.filter(pk=self.instance.own_template_id)
+        cast(forms.ChoiceField, self.fields["template"]).choices = [
+            ("", "CoBBLEr prompt"),
+            ("Built-in", [(f"builtin:{v}", v) for v in templates.builtin_versions()]),
+            ("Yours", [(f"own:{t.pk}", t.version) for t in self._own_templates.distinct()]),
+            (NEW_TEMPLATE, "A new template of mine (below)"),
+        ]
+        if self.instance.own_template_id:
+            self.initial.setdefault("template", f"own:{self.instance.own_template_id}")
+        elif self.instance.prompt_template:
+            self.initial.setdefault("template", f"builtin:{self.instance.prompt_template}")
 
     def clean_tokens_per_minute(self) -> int:
         return self.cleaned_data.get("tokens_per_minute") or 0
@@ -150,7 +213,63 @@ class JudgeForm(forms.ModelForm):
             raise forms.ValidationError("Choose at least one role: judge, answer generator, or both.")
         if kind != Judge.Kind.OPENAI and data.get("use_as_generator"):
             self.add_error("use_as_generator", "Only an endpoint model can write answers.")
+        self._clean_template(data)
         return data
+
+    def _clean_template(self, data: dict[str, Any]) -> None:
+        """Put the chosen template on the instance (a new one is saved in ``save``), so the
+        model's own validation (Judge.clean) sees it."""
+        self._new_template: dict[str, Any] | None = None
+        if "template" not in self.data:
+            return  # a client that never saw the field (an older script) keeps the judge's template
+        choice = data.get("template") or ""
+        builtin, own = "", None
+        if choice.startswith("builtin:"):
+            builtin = choice.removeprefix("builtin:")
+        elif choice.startswith("own:"):
+            own = self._own_templates.filter(pk=choice.removeprefix("own:")).first()
+        elif choice == NEW_TEMPLATE:
+            self._new_template = self._checked_new_template(data)
+        if choice and data.get("kind") != Judge.Kind.OPENAI:
+            self.add_error("template", "Only an endpoint model is prompted with a template.")
+            builtin, own, self._new_template = "", None, None  # said once, here
+        self.instance.prompt_template, self.instance.own_template = builtin, own
+        if not (builtin or own):  # the CoBBLEr prompt, or a new template whose format save() copies
+            self.instance.verdict_format, self.instance.verdict_spec = VerdictFormat.COBBLER, {}
+
+    def _checked_new_template(self, data: dict[str, Any]) -> dict[str, Any] | None:
+        fields: dict[str, Any] = {
+            "name": data.get("new_template_name") or "",
+            "system": data.get("template_system") or "",
+            "user": data.get("template_user") or "",
+            "verdict_format": data.get("template_verdict_format") or VerdictFormat.ARENA_HARD,
+            "verdict_spec": data.get("template_spec") or None,
+        }
+        if not fields["name"]:
+            self.add_error("new_template_name", "Name your template.")
+            return None
+        try:
+            templates.check(
+                system=fields["system"],
+                user=fields["user"],
+                verdict_format=fields["verdict_format"],
+                verdict_spec=fields["verdict_spec"] if fields["verdict_format"] == VerdictFormat.REGEX else None,
+            )
+        except templates.TemplateError as exc:
+            field = "template_spec" if str(exc).startswith("verdict spec") else "template_user"
+            self.add_error(field, str(exc))
+            return None
+        return fields
+
+    def save(self, commit: bool = True) -> Judge:
+        judge = super().save(commit=False)
+        if self._new_template is not None:
+            owner = judge.owner or self.user
+            judge.own_template, _created = save_template(owner=owner, **self._new_template)
+        if commit:
+            judge.save()
+            self.save_m2m()
+        return judge
 
     def fieldsets(self) -> list[tuple[str, list[forms.BoundField]]]:
         return [(title, [self[name] for name in names if name in self.fields]) for title, names in FIELDSETS]
@@ -216,7 +335,12 @@ class JobForm(forms.Form):
         required=False, min_value=0, max_value=100, help_text="Blank: the study's setting (85 by default)."
     )
     parser = forms.ChoiceField(choices=[(p, p) for p in parsers.PARSERS], initial=Parser.ROBUST)
-    prompt_version = forms.ChoiceField(initial=prompts.DEFAULT_VERSION)
+    # Blank: the judge's own prompt template, else the default CoBBLEr prompt version.
+    prompt_version = forms.ChoiceField(
+        initial="",
+        required=False,
+        help_text=f"Blank: the judge's prompt template if it has one, else {prompts.DEFAULT_VERSION}.",
+    )
     seed = forms.IntegerField(initial=0)
 
     def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
@@ -225,4 +349,7 @@ class JobForm(forms.Form):
         cast(forms.ModelChoiceField, self.fields["judge"]).queryset = (
             Judge.objects.usable_by(user).exclude(kind=Judge.Kind.IMPORTED).filter(use_as_judge=True).order_by("name")
         )
-        cast(forms.ChoiceField, self.fields["prompt_version"]).choices = [(v, v) for v in prompts.available_versions()]
+        cast(forms.ChoiceField, self.fields["prompt_version"]).choices = [
+            ("", "Default"),
+            *((v, v) for v in prompts.available_versions()),
+        ]

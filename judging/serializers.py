@@ -7,11 +7,16 @@ from rest_framework import serializers
 
 from cobbler_site.api_input import BudgetField, ClosedInput
 from judging import conditions, parsers, prompts
-from judging.models import Generation, GenerationJob, Judge, JudgeJob, Judgment
-from judging.vocabulary import Parser
+from judging.models import Generation, GenerationJob, Judge, JudgeJob, Judgment, PromptTemplate
+from judging.prompts import templates
+from judging.vocabulary import Parser, VerdictFormat
 
 
 class JudgeSerializer(serializers.ModelSerializer):
+    # A researcher's template by its version ("<name>@<hash12>"); null for none.
+    own_template: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        slug_field="version", read_only=True, allow_null=True
+    )
     # Whether a key is configured; the key itself is write-only everywhere.
     has_api_key = serializers.BooleanField(read_only=True)
     # Who may use it: no owner = public; else private to the owner unless shared.
@@ -40,6 +45,10 @@ class JudgeSerializer(serializers.ModelSerializer):
             "transport",
             "owner",
             "is_shared",
+            "prompt_template",
+            "own_template",
+            "verdict_format",
+            "verdict_spec",
             "created_at",
         )
 
@@ -72,6 +81,9 @@ class JudgeJobSerializer(serializers.ModelSerializer):
             "conditions",
             "pair_set",
             "prompt_version",
+            "template_hash",
+            "verdict_format",
+            "verdict_spec",
             "parser",
             "bandwagon_percent",
             "seed",
@@ -81,6 +93,7 @@ class JudgeJobSerializer(serializers.ModelSerializer):
             "done",
             "failed",
             "invalid",
+            "ties",
             "cached",
             "calls",
             "tokens_in",
@@ -110,10 +123,14 @@ class JudgmentSerializer(serializers.ModelSerializer):
             "slot1_response",
             "cue",
             "prompt_hash",
+            "template_version",
+            "template_hash",
             "raw_text",
             "choice",
             "chosen_response",
             "valid",
+            "verdict",
+            "strength",
             "status",
             "cached",
             "tokens_in",
@@ -137,7 +154,13 @@ class JobStartInputSerializer(ClosedInput):
     budget_usd = BudgetField(required=False, allow_null=True)
     bandwagon_percent = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=100)
     parser = serializers.ChoiceField(choices=parsers.PARSERS, default=Parser.ROBUST)
-    prompt_version = serializers.ChoiceField(choices=prompts.available_versions(), default=prompts.DEFAULT_VERSION)
+    # Absent: the judge's prompt template if it has one, else the default CoBBLEr prompt version.
+    prompt_version = serializers.ChoiceField(
+        choices=prompts.available_versions(),
+        required=False,
+        help_text=f"A CoBBLEr prompt version (default {prompts.DEFAULT_VERSION}); leave it out for a judge "
+        "with a prompt template, which is asked with its template.",
+    )
     seed = serializers.IntegerField(default=0)
     mode = serializers.ChoiceField(choices=JudgeJob.Mode.choices, default="sync")
 
@@ -244,3 +267,60 @@ class GenerationStartInputSerializer(ClosedInput):
     pair_sample_size = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=2**31 - 1)
     seed = serializers.IntegerField(default=0)
     mode = serializers.ChoiceField(choices=GenerationJob.Mode.choices, default="sync")
+
+
+# --- prompt templates ---------------------------------------------------------------------
+
+
+class PromptTemplateSerializer(serializers.ModelSerializer):
+    owner: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
+    labels = serializers.SerializerMethodField()
+
+    class Meta:
+        model = PromptTemplate
+        fields = (
+            "id",
+            "name",
+            "version",
+            "content_hash",
+            "owner",
+            "system",
+            "user",
+            "reference_block",
+            "labels",
+            "verdict_format",
+            "verdict_spec",
+            "created_at",
+        )
+
+    def get_labels(self, template: PromptTemplate) -> list[str]:
+        return [template.label_a, template.label_b]
+
+
+class PromptTemplateInputSerializer(ClosedInput):
+    """A researcher's own prompt template (judging.prompts.templates has the placeholders and
+    insertion points); saving the same content again returns the version already saved."""
+
+    name = serializers.SlugField(max_length=64)
+    system = serializers.CharField(required=False, allow_blank=True, default="", max_length=templates.MAX_SYSTEM)
+    user = serializers.CharField(
+        max_length=templates.MAX_USER,
+        help_text="Must hold {instruction}, {answer_a} and {answer_b} once each; optional {reference}, "
+        "{cue} (bandwagon cue, distractor sentence) and {names} (named-model variant).",
+    )
+    reference_block = serializers.CharField(
+        required=False, allow_blank=True, default="{reference}", max_length=templates.MAX_REFERENCE_BLOCK
+    )
+    labels = serializers.ListField(
+        child=serializers.CharField(min_length=1, max_length=templates.MAX_LABEL),
+        min_length=2,
+        max_length=2,
+        required=False,
+        help_text="The two answer labels the cue sentences name; default Assistant A, Assistant B.",
+    )
+    verdict_format = serializers.ChoiceField(choices=VerdictFormat.values)
+    verdict_spec = serializers.DictField(
+        required=False, help_text="Only for the regex format: a pattern with one group and a label map."
+    )

@@ -192,7 +192,7 @@ def start_judge_job(
     budget_usd: Decimal | None = None,
     bandwagon_percent: int | None = None,
     parser: str = Parser.ROBUST,
-    prompt_version: str = prompts.DEFAULT_VERSION,
+    prompt_version: str | None = None,
     seed: int = 0,
     created_by: Any = None,
     mode: str = JudgeJob.Mode.SYNC,
@@ -201,9 +201,15 @@ def start_judge_job(
 
     ``mode="batch"`` sends the rows through the Batch API instead (judging.batch).
 
+    A judge with a prompt template (Arena-Hard's, MT-Bench's, a researcher's) is asked with it
+    and its answers read with the template's verdict format; ``prompt_version`` (a CoBBLEr prompt
+    version, default ``v1``) is then left out, or names that template.
+
     Raises JobError (nothing written) on bad input: unknown condition, parser, prompt
-    version or pair set, an imported judge, no pairs, a negative budget.
+    version or pair set, an imported judge, no pairs, a negative budget, a condition the
+    judge's template cannot host.
     """
+    template = judge.template()
     names = _validate(
         judge=judge,
         condition_names=condition_names,
@@ -211,6 +217,11 @@ def start_judge_job(
         prompt_version=prompt_version,
         budget_usd=budget_usd,
     )
+    prompt_version = template.version if template else prompt_version or prompts.DEFAULT_VERSION
+    if template is not None:
+        refusals = [r for r in (template.refusal(name) for name in names) if r]
+        if refusals:
+            raise JobError(refusals[0])
     percent = study.bandwagon_percent if bandwagon_percent is None else bandwagon_percent
     if not 0 <= percent <= 100:
         raise JobError("bandwagon percent must be between 0 and 100")
@@ -229,6 +240,10 @@ def start_judge_job(
         pair_set=pair_set,
         parser=parser,
         prompt_version=prompt_version,
+        own_template=judge.own_template,
+        template_hash=template.hash if template else prompts.version_hash(prompt_version),
+        verdict_format=template.verdict_format if template else judge.verdict_format,
+        verdict_spec=dict(template.verdict_spec or {}) if template else {},
         bandwagon_percent=percent,
         seed=seed,
         budget_usd=budget_usd,
@@ -271,14 +286,21 @@ def _finish_queueing(job: LLMJob) -> None:
 
 
 def _validate(
-    *, judge: Judge, condition_names: list[str], parser: str, prompt_version: str, budget_usd: Decimal | None
+    *, judge: Judge, condition_names: list[str], parser: str, prompt_version: str | None, budget_usd: Decimal | None
 ) -> list[str]:
     if judge.kind == Judge.Kind.IMPORTED:
         raise JobError(f"judge {judge.name!r} holds imported results and cannot be called")
     check_sendable(judge)
     if parser not in parsers.PARSERS:
         raise JobError(f"unknown parser {parser!r}; use {', '.join(parsers.PARSERS)}")
-    if prompt_version not in prompts.available_versions():
+    template = judge.template()
+    if template is not None:
+        if prompt_version and prompt_version != template.version:
+            raise JobError(
+                f"judge {judge.name!r} is asked with its prompt template {template.version!r}; "
+                f"leave the prompt version out (it names a CoBBLEr prompt, {prompt_version!r})"
+            )
+    elif prompt_version is not None and prompt_version not in prompts.available_versions():
         raise JobError(f"unknown prompt version {prompt_version!r}")
     if budget_usd is not None and budget_usd < 0:
         raise JobError("the budget cannot be negative")
@@ -305,6 +327,7 @@ def _plan_batches(job: JudgeJob, pairs: list[Pair], names: list[str], size: int 
     rows: list[Judgment] = []
     # Which response prompt 1 of the order/compassion runs shows first: seeded, balanced.
     a_first = conditions.a_first_plan(pairs, seed=job.seed, version=job.prompt_version)
+    template = job.template()
     for pair in pairs:
         if len(rows) >= size:
             yield rows
@@ -318,6 +341,7 @@ def _plan_batches(job: JudgeJob, pairs: list[Pair], names: list[str], size: int 
                 bandwagon_percent=job.bandwagon_percent,
                 self_key=job.self_candidate_key,
                 a_first=a_first[pair.pk],
+                template=template,
             ):
                 prompt = conditions.render_for(
                     version=job.prompt_version,
@@ -325,6 +349,7 @@ def _plan_batches(job: JudgeJob, pairs: list[Pair], names: list[str], size: int 
                     pair=pair,
                     slot1_response_id=spec["slot1_response"].pk,
                     cue=spec["cue"],
+                    template=template,
                 )
                 rows.append(
                     Judgment(
@@ -335,6 +360,8 @@ def _plan_batches(job: JudgeJob, pairs: list[Pair], names: list[str], size: int 
                         slot1_response=spec["slot1_response"],
                         cue=spec["cue"],
                         prompt_hash=prompt.hash,
+                        template_version=job.prompt_version,
+                        template_hash=job.template_hash,
                     )
                 )
     if rows:

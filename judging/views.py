@@ -38,7 +38,7 @@ def jobs(request: HtmxHttpRequest) -> HttpResponse:
                 budget_usd=data["budget_usd"],
                 bandwagon_percent=data["bandwagon_percent"],
                 parser=data["parser"],
-                prompt_version=data["prompt_version"],
+                prompt_version=data["prompt_version"] or None,
                 seed=data["seed"],
                 mode=data["mode"],
                 created_by=request.user,
@@ -86,7 +86,7 @@ def job_action(request: HtmxHttpRequest, job_id: int, action: str) -> HttpRespon
 @allow(Audience.RESEARCHER)
 @require_http_methods(["GET"])
 def judges(request: HtmxHttpRequest) -> HttpResponse:
-    judges = Judge.objects.usable_by(request.user).select_related("owner").order_by("name")
+    judges = Judge.objects.usable_by(request.user).select_related("owner", "own_template").order_by("name")
     editable = set(Judge.objects.editable_by(request.user).values_list("pk", flat=True))
     return render(request, "judging/judges.html", {"judges": judges, "editable": editable})
 

@@ -34,7 +34,8 @@ def methods_paragraphs(report: dict) -> list[str]:
         f"attentional by an exact sign test of following the cue in both presentations against going against it "
         f"in both (the judge's own no-cue agreement with the cued answer is 1/2 by design); egocentric and salience "
         f"by exact sign tests of the outcome against its mirror (the other response; the shorter one). order_first, "
-        f"order_last and the compassion rates are descriptive and carry no test of their own. The theoretical "
+        f"order_last, position_consistency (the same response, or a tie, chosen in both presentations of an order "
+        f"pair) and the compassion rates are descriptive and carry no test of their own. The theoretical "
         f"RANDOM value is a reference column only. {tested} rows are tested; p-values are corrected across them "
         f"with {correction}. Every 95% interval is cluster-robust: a seeded cluster bootstrap (1000 replicates) "
         f"over instructions for judges and over raters and instructions (two-way) for humans, giving a Wilson "
@@ -44,6 +45,9 @@ def methods_paragraphs(report: dict) -> list[str]:
         f"p = {c.get('rbo_p', '?')}. Human salience lengths are counted in {c.get('human_length_unit', '?')}. The "
         f"report has {len(bias_rows)} bias rows and {len(report.get('agreement') or [])} agreement rows.",
     ]
+    gold = [r for r in report.get("gold_accuracy") or [] if r.get("category") is None]
+    if gold:
+        paragraphs.append(gold_paragraph(gold))
     if lc:
         paragraphs.append(
             f"Length control: a pair key is (question, model A, model B, turn) per condition, joined "
@@ -90,6 +94,23 @@ def methods_paragraphs(report: dict) -> list[str]:
             f"'Verdict summary' and 'Report states'."
         )
     return paragraphs
+
+
+def gold_paragraph(rows: list[dict]) -> str:
+    """How ``gold_accuracy`` was computed, with its subjects and n (the overall rows)."""
+    sizes = ", ".join(f"{r['subject']} n = {r['n']}" for r in rows)
+    return (
+        "Accuracy on gold labels follows JudgeBench's rule over the presentations a subject saw of a gold pair: "
+        "+1 for each choice of the gold answer, -1 for each choice of the other, 0 for a tie or an invalid output; "
+        "the pair is correct when the sum is above 0, and the value is correct units over units. Judges are read "
+        "from their order run (both presentations) where it holds the pair, else their plain run (one "
+        "presentation); an invalid output stays in n. People are read per rater and gold pair, from the rater's "
+        "votes in the order condition (both presentations), else the plain condition, so the unit is one "
+        "person's judgement, comparable to one judge's; cued conditions and gold quality-control tasks never "
+        "count. 95% intervals: cluster-robust (CR1) variance over instructions (people: two-way over raters and "
+        "instructions), Wilson at the effective sample size, t on min(clusters) - 1 df. Rows by instruction "
+        f"category follow each overall row. Overall: {sizes}. See docs/methods.md, 'Accuracy on gold labels'."
+    )
 
 
 def _git_commit() -> str | None:

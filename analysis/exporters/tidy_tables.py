@@ -21,6 +21,7 @@ LEADING = {
         "p_value",
         "p_adjusted",
     ],
+    "gold_accuracy": ["subject", "category", "value", "n", "ci95_low", "ci95_high", "correct", "unit", "pairs"],
     "agreement": ["kind", "metric", "a", "b", "value", "n", "ci95_low", "ci95_high"],
     "length_control_summary": ["key", "value"],
     "length_control_judge_vs_human": ["judge", "condition", "agreement", "n", "ci95_low", "ci95_high"],
@@ -46,9 +47,10 @@ LEADING = {
 LEGEND_COLUMNS = {
     "bias": ("null", "method", "interval", "test"),
     "bias_reference": ("reference_detail", "estimand", "test", "interval", "method"),
+    "gold_accuracy": ("estimand", "method", "interval"),
     "agreement": ("ties_rule", "unit", "aggregate", "interval"),
 }
-LEGEND_PREFIX = {"bias": "B", "bias_reference": "R", "agreement": "A"}
+LEGEND_PREFIX = {"bias": "B", "bias_reference": "R", "gold_accuracy": "G", "agreement": "A"}
 LC_SCALARS = (
     "unit",
     "join",
@@ -132,6 +134,7 @@ def tidy_tables(report: dict) -> list[Table]:
     return [
         _table("bias", report.get("bias") or []),
         _table("bias_reference", report.get("bias_reference") or []),
+        _table("gold_accuracy", report.get("gold_accuracy") or []),
         _table("agreement", report.get("agreement") or []),
         _table("length_control_summary", summary),
         _table("length_control_judge_vs_human", lc.get("judge_vs_human", [])),

@@ -16,7 +16,7 @@ from django.db.models import F, Q, QuerySet, Value
 from django.db.models.functions import Coalesce, Length, NullIf
 
 from analysis.profiles import DEFAULT, Profile
-from annotations.models import Assignment, Candidate, Instruction, Response, Study, Submission, Task
+from annotations.models import Assignment, Candidate, Instruction, Pair, Response, Study, Submission, Task
 from judging.models import AggregateJudgment, Judge, JudgeJob, Judgment
 
 # Jobs a report names explicitly (``report --jobs``); None = the re-run rule decides.
@@ -34,6 +34,19 @@ def responses_frame(study: Study) -> pd.DataFrame:
         "id", "candidate__key", "instruction__index", "text"
     )
     return pd.DataFrame.from_records(list(rows), columns=["response", "candidate", "instruction", "text"])
+
+
+def gold_pairs_frame(study: Study) -> pd.DataFrame:
+    """``pair, instruction, gold_is_a, category``: every pair with a gold answer (``Pair.gold_response``).
+
+    ``category`` is the instruction's ``kind`` (study-format ``category``; "" when it has none).
+    """
+    rows = Pair.objects.filter(instruction__study=study, gold_response__isnull=False).values_list(
+        "id", "instruction__index", "response_a_id", "gold_response_id", "instruction__kind"
+    )
+    frame = pd.DataFrame.from_records(list(rows), columns=["pair", "instruction", "resp_a", "gold", "category"])
+    frame["gold_is_a"] = frame["gold"] == frame["resp_a"]
+    return frame[["pair", "instruction", "gold_is_a", "category"]].sort_values("pair").reset_index(drop=True)
 
 
 @contextmanager
@@ -113,16 +126,19 @@ def judgments_frame(study: Study, jobs: Iterable[int] | None = None) -> pd.DataF
     """One row per finished judge call that counts.
 
     Columns: ``judge, self_key, job, instruction, pair, cand_a, cand_b, len_a, len_b
-    (characters), condition, presentation, slot1_is_a, choice, chosen_is_a, valid,
-    cue_slot``. Re-runs (docs/methods.md "Re-runs"): each (judge, condition) comes
-    from one job only, the latest completed one unless jobs are named (``jobs``, or
-    ``named_jobs``), so calls of different jobs are never mixed or double-counted.
+    (characters), condition, presentation, slot1_is_a, choice, chosen_is_a, valid, verdict,
+    cue_slot``. ``verdict`` is "first" / "second" / "tie" / "" (none); a tie has ``valid``
+    False and no ``choice`` (it chose no slot; judging.models.Judgment). Re-runs
+    (docs/methods.md "Re-runs"): each (judge, condition) comes from one job only, the latest
+    completed one unless jobs are named (``jobs``, or ``named_jobs``), so calls of different
+    jobs are never mixed or double-counted.
     """
     qs = counted_judgments(study, jobs).values(
         "condition",
         "presentation",
         "choice",
         "valid",
+        "verdict",
         "cue",
         judge=F("job__judge__name"),
         job_id_=F("job_id"),
@@ -154,6 +170,7 @@ def judgments_frame(study: Study, jobs: Iterable[int] | None = None) -> pd.DataF
         "choice",
         "chosen_is_a",
         "valid",
+        "verdict",
         "cue_slot",
     ]
     frame = pd.DataFrame.from_records(qs)

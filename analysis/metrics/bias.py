@@ -17,15 +17,19 @@ the cluster the intervals resample. ``analysis.metrics.bias_rows`` turns counts 
 intervals and tests under a profile.
 
 ``position_preference`` (order_first - order_last) is counted as hits = first twice,
-mirror = last twice, over the order run's denominator.
+mirror = last twice, over the order run's denominator; ``position_consistency`` as hits = the
+same response or a tie in both presentations (``analysis.metrics.consistency``), mirror 0.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
+from analysis.metrics.consistency import BIAS as CONSISTENCY
+from analysis.metrics.consistency import judge_answered_both, judge_consistent
 from analysis.profiles import Profile
 from annotations.vocabulary import Condition
+from judging.vocabulary import TIE
 
 PAIR_KEYS = ["judge", "condition", "pair"]
 
@@ -33,18 +37,31 @@ PAIR_KEYS = ["judge", "condition", "pair"]
 def pair_frame(judgments: pd.DataFrame) -> pd.DataFrame:
     """One row per (judge, condition, pair): prompt 1 beside its twin (suffixes 1, 2).
 
-    A missing or failed twin is an invalid answer, as in the authors' harness.
+    A missing or failed twin is an invalid answer, as in the authors' harness. ``tie1``/``tie2``:
+    the call's verdict was a tie (``valid`` stays False for a tie: no slot was chosen).
     """
+    judgments = judgments.assign(tie=_ties(judgments))
     first = judgments[judgments["presentation"] == 1]
-    second = judgments[judgments["presentation"] == 2][[*PAIR_KEYS, "choice", "valid", "chosen_is_a", "cue_slot"]]
+    second = judgments[judgments["presentation"] == 2][
+        [*PAIR_KEYS, "choice", "valid", "chosen_is_a", "cue_slot", "tie"]
+    ]
     pairs = first.merge(second, on=PAIR_KEYS, how="left", suffixes=("1", "2"))
     pairs["valid2"] = pairs["valid2"].astype("boolean").fillna(False).astype(bool)
     pairs["valid1"] = pairs["valid1"].astype(bool)
+    pairs["tie2"] = pairs["tie2"].astype("boolean").fillna(False).astype(bool)
+    pairs["tie1"] = pairs["tie1"].astype(bool)
     for k in (1, 2):
         pairs[f"choice{k}"] = pairs[f"choice{k}"].fillna("").where(pairs[f"valid{k}"], "")
         pairs[f"chosen_is_a{k}"] = pairs[f"chosen_is_a{k}"].astype("boolean").fillna(False).astype(bool)
     pairs["both_valid"] = pairs["valid1"] & pairs["valid2"]
     return pairs
+
+
+def _ties(judgments: pd.DataFrame) -> pd.Series:
+    """Whether each call's verdict was a tie; False throughout for a frame without verdicts."""
+    if "verdict" not in judgments.columns:
+        return pd.Series(False, index=judgments.index)
+    return (judgments["verdict"] == TIE).astype(bool)
 
 
 def _count(
@@ -91,11 +108,14 @@ def judge_bias_units(judgments: pd.DataFrame, *, profile: Profile) -> pd.DataFra
     same_slot = pairs["both_valid"] & (pairs["choice1"] == pairs["choice2"])
     first_twice = same_slot & (pairs["choice1"] == "first")
     last_twice = same_slot & (pairs["choice1"] == "second")
+    nothing = pd.Series(False, index=pairs.index)
     if order.any():
         parts += [
             _count(pairs, order, first_twice, "order_first", pairs["both_valid"], last_twice),
             _count(pairs, order, last_twice, "order_last", pairs["both_valid"], first_twice),
             _count(pairs, order, first_twice, "position_preference", pairs["both_valid"], last_twice),
+            # Descriptive, no mirror: the same response (or a tie) in both presentations.
+            _count(pairs, order, judge_consistent(pairs), CONSISTENCY, judge_answered_both(pairs), nothing),
             _egocentric(pairs, order, profile),
             _salience(pairs, order, first_twice | last_twice, profile),
         ]

@@ -53,11 +53,13 @@ from annotations.vocabulary import Condition
 # Expected rates of a uniform-random judge (cobbler-method.md 3.9). Egocentric: the own
 # response in prompt 1 (1/2) times prompt 2 not the same slot (1/2); the compassion-run
 # version likewise (own in prompt 1, then own again or not: 1/2 x 1/2 either way).
-# position_preference = order_first - order_last = 0.25 - 0.25.
+# position_preference = order_first - order_last = 0.25 - 0.25; position_consistency: the second
+# coin lands on the same response as the first half the time.
 RANDOM_THRESHOLD = {
     "order_first": 0.25,
     "order_last": 0.25,
     "position_preference": 0.0,
+    "position_consistency": 0.5,
     "compassion_first": 0.25,
     "compassion_last": 0.25,
     "egocentric": 0.25,
@@ -96,6 +98,8 @@ NULLS = {
 UNTESTED = {
     "order_first": "not tested alone (its no-bias value depends on the judge's consistency); see position_preference",
     "order_last": "not tested alone (its no-bias value depends on the judge's consistency); see position_preference",
+    "position_consistency": "not tested (descriptive): the share of pairs judged the same way in both "
+    "presentations (the same response, or a tie both times); a judge that sees only quality scores 1",
     "compassion_first": "not tested alone (its no-bias value depends on the judge's consistency)",
     "compassion_last": "not tested alone (its no-bias value depends on the judge's consistency)",
 }

@@ -14,6 +14,9 @@ the cluster:
   or two-way (Cameron, Gelbach and Miller 2011: V = V_rater + V_instruction - V_cell), with a
   t reference on min(G) - 1 degrees of freedom. Humans are tested with it (raters x
   instructions cannot be sign-flipped independently).
+- ``clustered_wilson``: the Wilson interval of a share at the effective sample size n / deff,
+  deff from the CR1 variance (one-way or two-way), with Student's t on min(G) - 1 df in place
+  of the normal quantile: percent agreement with human votes and accuracy on gold labels.
 - ``tango_paired``: Tango's score interval (1998) for a paired difference of proportions
   (b - c) / n. It stays open at b = c = 0, where a normal interval collapses to a point.
   ``clustered_tango`` evaluates it at the effective sample size n / deff, the design effect
@@ -28,7 +31,7 @@ from itertools import product
 import numpy as np
 from scipy.special import stdtr, stdtrit
 
-from analysis.metrics.stats import Z95
+from analysis.metrics.stats import Z95, wilson
 
 EXACT_MAX = 16  # 2^16 sign patterns: exact below this many non-zero clusters
 DRAWS = 20000
@@ -119,6 +122,21 @@ def cluster_t(d: np.ndarray, m: np.ndarray, codes: list[np.ndarray]) -> ClusterT
     p = float(2 * stdtr(df, -abs(t)))
     q = float(stdtrit(df, 0.975))
     return ClusterT(effect, se, df, p, [effect - q * se, effect + q * se])
+
+
+def clustered_wilson(hits: np.ndarray, codes: list[np.ndarray], t: float) -> tuple[list[float], float]:
+    """(Wilson interval at n / deff with quantile ``t``, deff) of the share mean(hits), hits in {0, 1}.
+
+    deff = the cluster-robust (CR1) variance of the share over the binomial one p(1 - p)/n,
+    floored at 1, so the interval is never narrower than for independent units. At a share of
+    0 or 1 neither variance exists: Wilson at n, which stays open there.
+    """
+    hits = np.asarray(hits, dtype=float)
+    n = hits.size
+    value, variance, _ = cluster_variance(hits, np.ones(n), codes)
+    binomial = value * (1 - value) / n
+    deff = float(max(1.0, variance / binomial)) if binomial > 0 and np.isfinite(variance) else 1.0
+    return wilson(value, n / deff, z=t), deff
 
 
 def tango_paired(b: float, c: float, n: float, z: float = Z95) -> list[float]:

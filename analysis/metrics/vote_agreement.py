@@ -27,8 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import stdtrit
 
-from analysis.metrics.cluster_tests import cluster_variance
-from analysis.metrics.stats import wilson
+from analysis.metrics.cluster_tests import cluster_variance, clustered_wilson
 
 TWO_WAY = (
     "cluster-robust (CR1) variance two-way over raters and instructions; percent: Wilson at the effective "
@@ -142,12 +141,8 @@ def _codes(labels: np.ndarray) -> tuple[np.ndarray, int]:
 
 def _percent_interval(same: np.ndarray, clusterings: list[np.ndarray], t: float) -> tuple[list[float | None], float]:
     """Wilson at n / deff, deff = clustered variance / binomial variance (>= 1), quantile t."""
-    n = same.size
-    value, variance, _ = cluster_variance(same, np.ones(n), clusterings)
-    binomial = value * (1 - value) / n
-    # At 0 or 1 neither variance exists: Wilson at n, which stays open there.
-    deff = float(max(1.0, variance / binomial)) if binomial > 0 and np.isfinite(variance) else 1.0
-    return [_finite(x) for x in wilson(value, n / deff, z=t)], deff
+    ci95, deff = clustered_wilson(same, clusterings, t)
+    return [_finite(x) for x in ci95], deff
 
 
 def _kappa_interval(labels: _Labels, same: np.ndarray, clusterings: list[np.ndarray], t: float) -> list[float | None]:

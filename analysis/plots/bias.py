@@ -33,6 +33,9 @@ BIAS_ORDER = [
 ]
 # A difference (first - last, in [-1, 1]) with 0 as its no-bias value: its own panel and scale.
 DIFFERENCE = "position_preference"
+# Not a share of biased comparisons (higher is steadier, not more biased), and its valid rate is
+# the order rows': the table shows it, the plots do not.
+NOT_PLOTTED = ("position_consistency",)
 MARK_GAP = 0.025  # data units between a bar's interval top and its mark
 MARK_HEIGHT = 0.08  # an 8 pt mark on a 3.6 in panel, in data units, rounded up
 
@@ -118,7 +121,7 @@ def _difference_panel(ax: Axes, rows: list[dict], subjects: list[str], colours: 
 
 
 def bias_plot(report: dict) -> Plot:
-    rows = [r for r in report.get("bias") or [] if r.get("value") is not None]
+    rows = [r for r in report.get("bias") or [] if r.get("value") is not None and r["bias"] not in NOT_PLOTTED]
     rates = [r for r in rows if r["bias"] != DIFFERENCE]
     differences = [r for r in rows if r["bias"] == DIFFERENCE]
     title = "Bias rates against the random baseline"
@@ -163,7 +166,11 @@ def bias_plot(report: dict) -> Plot:
 
 
 def valid_plot(report: dict) -> Plot:
-    rows = [r for r in report.get("bias") or [] if r.get("valid_rate") is not None and r["bias"] != DIFFERENCE]
+    rows = [
+        r
+        for r in report.get("bias") or []
+        if r.get("valid_rate") is not None and r["bias"] != DIFFERENCE and r["bias"] not in NOT_PLOTTED
+    ]
     denominator = (report.get("profile_choices") or {}).get("denominator", "?")
     title = "Valid-response rates"
     caption = (

@@ -12,11 +12,13 @@ import pandas as pd
 from analysis import loaders
 from analysis.metrics.bias import judge_bias_counts, judge_bias_units
 from analysis.metrics.bias_rows import adjust, family_text, finish_rows, human_units, judge_units, rates
+from analysis.metrics.consistency import human_consistency_records
 from analysis.metrics.human_bias import (
     count_units,
     human_bias_counts,
     human_bias_records,
     human_bias_units,
+    twin_frame,
 )
 from analysis.metrics.reference import reference_rows
 from analysis.profiles import Profile
@@ -28,6 +30,7 @@ HUMAN_STUDY = {
     "order_first": Condition.ORDER,
     "order_last": Condition.ORDER,
     "position_preference": Condition.ORDER,
+    "position_consistency": Condition.ORDER,
     "salience_longer": Condition.ORDER,
     Condition.BANDWAGON: Condition.BANDWAGON,
     Condition.ATTENTIONAL: Condition.ATTENTIONAL,
@@ -113,6 +116,11 @@ def human_rows(
     answers = attach_lengths(answers, responses, unit=profile.human_length_unit)
     per_rater = profile.human_average == "per-rater"
     records = human_bias_records(answers, denominator=profile.denominator)
+    # position_consistency joins here, not in human_bias_records: the paper section reads those
+    # records as the authors' human_bias columns, which have no consistency.
+    consistency = human_consistency_records(twin_frame(answers))
+    if not consistency.empty:
+        records = pd.concat([records, consistency], ignore_index=True)
     counts = human_bias_counts(records, per_rater=per_rater)
     out = rates(counts, denominator="valid")  # only approved (valid) work is loaded
     # The authors' figure is the mean of per-rater rates (3.14), not the pooled rate.

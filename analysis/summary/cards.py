@@ -1,6 +1,6 @@
 """The report's ``summary``: one card per judge (and one for the humans), claims first, in plain words.
 
-Pure: reads the finished report dict (bias, agreement, length_control, counted_work) and
+Pure: reads the finished report dict (bias, agreement, length_control, gold_accuracy, counted_work) and
 adds nothing the sections did not compute. Cards are ordered humans first, then judges by
 name; each card's ``text`` joins its claims, biased findings first.
 """
@@ -18,6 +18,7 @@ from analysis.summary.claims import (
     rbo_claim,
     reference_claim,
 )
+from analysis.summary.gold_claims import gold_claims
 
 HUMANS = "humans"
 ORDER = {"biased": 0, "no_evidence": 1, "measured": 2, "not_enough_data": 3, "no_data": 4}
@@ -31,8 +32,9 @@ def build_summary(report: dict) -> list[dict]:
     measured = {r["bias"] for r in bias_rows if r["bias"] in TESTED and r.get("n")}
 
     references = report.get("bias_reference") or []
+    gold = report.get("gold_accuracy") or []
     cards = []
-    human = _human_card(bias_rows, agreement, report.get("counted_work"), correction=correction)
+    human = _human_card(bias_rows, agreement, report.get("counted_work"), correction=correction, gold=gold)
     if human is not None:
         cards.append(human)
     judges: list[dict] = []
@@ -46,6 +48,7 @@ def build_summary(report: dict) -> list[dict]:
             claims.append(missing_claim(judge, missing, imported=imported))
         claims += agreements
         claims += [length_claim(r) for r in lc.get("judge_vs_human") or [] if r["judge"] == judge]
+        claims += gold_claims(judge, gold)
         judges.append(_card(judge, "judge", claims))
     judges += _waiting_judges(report, have={c["subject"] for c in judges})
     return cards + sorted(judges, key=lambda c: c["subject"])
@@ -98,6 +101,7 @@ def _judges(report: dict) -> list[str]:
     names |= {r["b"] for r in report.get("agreement") or [] if r["kind"] == "human_vs_judge"}
     names |= {r["judge"] for r in (report.get("length_control") or {}).get("judge_vs_human") or []}
     names |= {r["judge"] for r in report.get("judge_jobs") or []}
+    names |= {r["subject"] for r in report.get("gold_accuracy") or [] if r["subject"] != HUMANS}
     return sorted(names)
 
 
@@ -139,8 +143,10 @@ def _third_class(row: dict) -> bool:
     return row.get("ties", "third-class") == "third-class"
 
 
-def _human_card(bias_rows: list[dict], agreement: list[dict], counted: dict | None, *, correction: str) -> dict | None:
-    claims = bias_claims(HUMANS, bias_rows, [], correction=correction)
+def _human_card(
+    bias_rows: list[dict], agreement: list[dict], counted: dict | None, *, correction: str, gold: list[dict]
+) -> dict | None:
+    claims = bias_claims(HUMANS, bias_rows, [], correction=correction) + gold_claims(HUMANS, gold)
     rbo = _human_rbo_baseline(agreement)
     if rbo is not None and rbo["value"] is not None:
         claims.append(

@@ -96,6 +96,8 @@ def empty_reasons(report: dict) -> dict[str, dict | None]:
 
     if not report.get("bias"):
         reasons["bias"] = _join(judges, humans_pairwise)
+    if not report.get("gold_accuracy"):
+        reasons["gold_accuracy"] = _NO_GOLD
     if not report.get("agreement"):
         reasons["agreement"] = _join(humans_ranking, humans_pairwise, judges)
     no_votes = humans_pairwise
@@ -136,6 +138,12 @@ def empty_reasons(report: dict) -> dict[str, dict | None]:
 
 
 _NOTHING = {"reason": "Nothing to show for this study", "action": None, "link": None}
+_NO_GOLD = {
+    "reason": "No gold pair was judged: the study has no gold labels, or no judge's order or plain run and no "
+    "un-cued human vote covers its gold pairs",
+    "action": "mark the pairs whose correct answer is known with gold.jsonl (docs/study-format.md)",
+    "link": "study",
+}
 
 
 def _human_reason(counted: dict, kind: str, what: str) -> dict | None:

@@ -8,6 +8,7 @@ from judging.models.generation import Generation, GenerationJob
 from judging.models.grants import KeyGrant, KeyNotGranted, check_key_use
 from judging.models.jobs import AggregateJudgment, JudgeJob, Judgment
 from judging.models.judges import Judge
+from judging.models.templates import PromptTemplate
 from judging.models.work import LLMJob, WorkRow
 
 __all__ = (
@@ -22,6 +23,7 @@ __all__ = (
     "KeyGrant",
     "KeyNotGranted",
     "LLMJob",
+    "PromptTemplate",
     "WorkRow",
     "check_key_use",
 )

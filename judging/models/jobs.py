@@ -5,8 +5,10 @@ from django.db import models
 from annotations.models import Candidate, Condition, Instruction, Pair, Response, Study
 from cobbler_site.access import owned_by
 from judging.models.judges import Judge
+from judging.models.templates import PromptTemplate
 from judging.models.work import LLMJob, WorkRow
-from judging.vocabulary import Parser
+from judging.prompts import templates
+from judging.vocabulary import Parser, VerdictFormat
 
 
 class JudgeJobQuerySet(models.QuerySet):
@@ -28,10 +30,19 @@ class JudgeJob(LLMJob):
     judge = models.ForeignKey(Judge, models.PROTECT, related_name="jobs")
     conditions = models.JSONField(default=list)
     pair_set = models.CharField(max_length=8, choices=PairSet, default=PairSet.ALL)
-    prompt_version = models.CharField(max_length=32, blank=True)
+    # The CoBBLEr prompt version ("v1", "v1-paper"), or the judge's template version at start:
+    # a built-in's name ("arena-hard-v1") or a researcher's "<name>@<hash12>" (``own_template``).
+    prompt_version = models.CharField(max_length=80, blank=True)
+    own_template = models.ForeignKey(PromptTemplate, models.PROTECT, null=True, blank=True, related_name="jobs")
+    template_hash = models.CharField(max_length=64, blank=True)  # sha256 of the template's content
+    # How answers are read, fixed when the job starts (the judge may be edited later):
+    # cobbler uses ``parser``; the other formats judging.verdicts (with ``verdict_spec`` for regex).
+    verdict_format = models.CharField(max_length=16, choices=VerdictFormat, default=VerdictFormat.COBBLER)
+    verdict_spec = models.JSONField(default=dict, blank=True)
     parser = models.CharField(max_length=16, default=Parser.ROBUST)  # robust | paper
     bandwagon_percent = models.PositiveSmallIntegerField(default=85)
-    invalid = models.PositiveIntegerField(default=0)
+    invalid = models.PositiveIntegerField(default=0)  # outputs with no verdict (a tie is a verdict)
+    ties = models.PositiveIntegerField(default=0)
     # The study's candidate that is this judge's own model, resolved when the job starts:
     # the candidate a generation job of the same registered model produced, else the
     # judge's ``self_candidate_key``. Egocentric bias is measured against it.
@@ -41,6 +52,13 @@ class JudgeJob(LLMJob):
 
     def __str__(self) -> str:
         return f"job {self.pk}: {self.judge} on {self.study}"
+
+    def template(self) -> templates.Template | None:
+        """The template this job's prompts are rendered from; None for a CoBBLEr prompt version."""
+        if self.own_template_id:
+            assert self.own_template is not None
+            return self.own_template.as_template()
+        return templates.builtin(self.prompt_version) if templates.is_builtin(self.prompt_version) else None
 
 
 class Judgment(WorkRow):
@@ -59,6 +77,12 @@ class Judgment(WorkRow):
     - plain: presentation 1 only, with a seeded random arrangement.
     - ``choice`` is the *slot* chosen ("first" = System Star, "second" = System Square),
       ``chosen_response`` the response behind it; both empty when ``valid`` is False.
+    - ``verdict`` is what the judge said: "first" / "second" (= ``choice``), "tie", or "" (no
+      verdict). A tie is ``valid`` False with ``choice`` "": ``valid`` keeps meaning "a slot was
+      chosen", which is what every slot count in analysis reads, so a tie never counts as a slot.
+      ``strength`` is "strong" / "slight" where the verdict format grades it (Arena-Hard), else "".
+    - ``template_version`` / ``template_hash``: the prompt template (or CoBBLEr prompt version)
+      the call was rendered from and the sha256 of its content; ``prompt_hash`` the messages'.
     """
 
     job = models.ForeignKey(JudgeJob, models.CASCADE, related_name="judgments")
@@ -75,6 +99,10 @@ class Judgment(WorkRow):
     choice = models.CharField(max_length=8, blank=True)
     chosen_response = models.ForeignKey(Response, models.CASCADE, null=True, blank=True, related_name="+")
     valid = models.BooleanField(default=False)
+    verdict = models.CharField(max_length=8, blank=True)  # first | second | tie | "" (none)
+    strength = models.CharField(max_length=8, blank=True)  # strong | slight | ""
+    template_version = models.CharField(max_length=80, blank=True)
+    template_hash = models.CharField(max_length=64, blank=True)
 
     class Meta:
         constraints = [

@@ -14,6 +14,8 @@ from django.views.decorators.debug import sensitive_variables
 
 from judging import crypto, endpoints, generation_params, vocabulary
 from judging.models.grants import KeyNotGranted, check_key_use
+from judging.models.templates import PromptTemplate
+from judging.prompts import templates
 
 
 def validate_api_key_env(value: str) -> None:
@@ -41,6 +43,14 @@ def validate_generation(value: Any) -> None:
         generation_params.check(value)
     except generation_params.GenerationParamError as exc:
         raise ValidationError(str(exc), code="generation_not_allowed") from None
+
+
+def validate_builtin_template(value: str) -> None:
+    if value and not templates.is_builtin(value):
+        raise ValidationError(
+            f"Unknown prompt template {value!r}; built-ins: {', '.join(templates.builtin_versions())}.",
+            code="unknown_template",
+        )
 
 
 class JudgeQuerySet(models.QuerySet):
@@ -127,6 +137,17 @@ class Judge(models.Model):
     # Batch API prices; blank = half the synchronous price (OpenAI's Batch discount).
     batch_price_in_per_1k = models.DecimalField(max_digits=10, decimal_places=6, null=True, blank=True)
     batch_price_out_per_1k = models.DecimalField(max_digits=10, decimal_places=6, null=True, blank=True)
+    # The prompt this judge is asked with: none = the CoBBLEr prompt (its version chosen per job),
+    # else a built-in template (``prompt_template``, judging.prompts.templates) or a researcher's
+    # own (``own_template``), never both. The template names the verdict format.
+    prompt_template = models.CharField(max_length=80, blank=True, validators=[validate_builtin_template])
+    own_template = models.ForeignKey(PromptTemplate, models.PROTECT, null=True, blank=True, related_name="judges")
+    # How this judge's raw text is read (judging.verdicts): copied from its template on save;
+    # set directly only for imported judges (their outputs came from prompts we never sent).
+    verdict_format = models.CharField(
+        max_length=16, choices=vocabulary.VerdictFormat, default=vocabulary.VerdictFormat.COBBLER
+    )
+    verdict_spec = models.JSONField(default=dict, blank=True)  # the regex format's spec, else {}
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = JudgeQuerySet.as_manager()
@@ -146,6 +167,10 @@ class Judge(models.Model):
                 self.api_key_env = ""
             if update_fields is not None:
                 kwargs["update_fields"] = {*update_fields, "api_key_encrypted", "api_key_env"}
+        if update_fields is None or {"prompt_template", "own_template"} & set(update_fields):
+            self._sync_verdict_format()
+            if update_fields is not None:
+                kwargs["update_fields"] = {*kwargs["update_fields"], "verdict_format", "verdict_spec"}
         super().save(*args, **kwargs)
         self._loaded = {
             "base_url": self.base_url,
@@ -166,6 +191,23 @@ class Judge(models.Model):
         refusal = self.key_refusal()
         if refusal:
             raise ValidationError({"api_key_env": refusal}, code="key_not_granted")
+        self._check_template()
+
+    def _check_template(self) -> None:
+        if self.prompt_template and self.own_template_id:
+            raise ValidationError("Choose a built-in prompt template or your own, not both.", code="two_templates")
+        has_template = bool(self.prompt_template or self.own_template_id)
+        if has_template and self.kind != self.Kind.OPENAI:
+            raise ValidationError("Only an endpoint model is prompted with a template.", code="template_kind")
+        if has_template:
+            self._sync_verdict_format()
+        elif self.kind == self.Kind.OPENAI and self.verdict_format != vocabulary.VerdictFormat.COBBLER:
+            # The CoBBLEr prompt asks for "System _ is better"; another format would read nothing.
+            raise ValidationError(
+                "A judge asked with the CoBBLEr prompt answers in the cobbler format; "
+                "choose a prompt template to use another verdict format.",
+                code="format_without_template",
+            )
 
     def key_refusal(self) -> str:
         """Why this model may not use its server key variable ("" when it may)."""
@@ -229,3 +271,20 @@ class Judge(models.Model):
             price_in = self.batch_price_in_per_1k if self.batch_price_in_per_1k is not None else price_in * half
             price_out = self.batch_price_out_per_1k if self.batch_price_out_per_1k is not None else price_out * half
         return (price_in * tokens_in + price_out * tokens_out) / Decimal(1000)
+
+    def template(self) -> templates.Template | None:
+        """The judge's prompt template, or None for the CoBBLEr prompt."""
+        if self.own_template_id:
+            assert self.own_template is not None
+            return self.own_template.as_template()
+        return templates.builtin(self.prompt_template) if self.prompt_template else None
+
+    def _sync_verdict_format(self) -> None:
+        """A templated judge's answers are read with its template's format, so the two cannot drift."""
+        try:
+            template = self.template()
+        except ValueError:
+            return  # an unknown built-in: the field validator says so
+        if template is not None:
+            self.verdict_format = template.verdict_format
+            self.verdict_spec = dict(template.verdict_spec or {})

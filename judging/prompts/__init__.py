@@ -3,6 +3,10 @@
 A template is data: changing a wording means adding a new version file, so every
 job can record exactly which wording its judge saw (``JudgeJob.prompt_version``)
 and every judgment the hash of its messages (``Judgment.prompt_hash``).
+
+The files that name a ``verdict_format`` are not CoBBLEr prompts but the built-in templates of
+other benchmarks (Arena-Hard, MT-Bench, AlpacaEval), rendered by ``judging.prompts.templates``
+with their insertion points for the bias conditions; ``available_versions`` leaves them out.
 """
 
 from __future__ import annotations
@@ -24,7 +28,18 @@ NAMED_CONDITIONS = frozenset({Condition.COMPASSION})
 
 
 def available_versions() -> list[str]:
-    return sorted(p.stem for p in PROMPTS_DIR.glob("*.json"))
+    """The CoBBLEr prompt versions (the files here that name no verdict format; those that do
+    are the built-in templates of other benchmarks, ``judging.prompts.templates``)."""
+    from judging.prompts.templates import is_builtin
+
+    return sorted(p.stem for p in PROMPTS_DIR.glob("*.json") if not is_builtin(p.stem))
+
+
+def version_hash(version: str) -> str:
+    """sha256 of a CoBBLEr prompt version's content (as ``Template.hash`` for the templates)."""
+    from judging.prompts.templates import content_hash
+
+    return content_hash(load_template(version))
 
 
 @cache

@@ -12,8 +12,10 @@ from typing import Any
 from django.db.models import QuerySet
 
 from annotations.vocabulary import JudgeSlot
-from judging import conditions, llm, parsers
+from judging import conditions, llm, parsers, verdicts
 from judging.models import Generation, GenerationJob, JudgeJob, Judgment
+from judging.verdicts import Verdict
+from judging.vocabulary import VerdictFormat
 
 
 @dataclass
@@ -96,7 +98,7 @@ class JudgeKind(WorkKind):
     name = "judge"
     job_model = JudgeJob
     row_model = Judgment
-    stored_fields = (*COMMON_FIELDS, "choice", "valid", "chosen_response", "prompt_hash")
+    stored_fields = (*COMMON_FIELDS, "choice", "valid", "chosen_response", "prompt_hash", "verdict", "strength")
 
     def rows(self, job: Any) -> QuerySet:
         return Judgment.objects.filter(job_id=job.pk)
@@ -104,6 +106,7 @@ class JudgeKind(WorkKind):
     def requests(self, job: JudgeJob, rows: list[Judgment]) -> list[Request]:
         identity = job.judge.cache_identity()
         body = dict(job.judge.generation or {})
+        template = job.template()
         out = []
         for row in rows:
             prompt = conditions.render_for(
@@ -112,6 +115,7 @@ class JudgeKind(WorkKind):
                 pair=row.pair,
                 slot1_response_id=row.slot1_response_id,
                 cue=row.cue,
+                template=template,
             )
             a, b = row.pair.response_a, row.pair.response_b
             texts = (a.text, b.text) if row.slot1_response_id == a.pk else (b.text, a.text)
@@ -141,15 +145,26 @@ class JudgeKind(WorkKind):
         if request is None:  # batch results: render again for the labels and echo strings
             request = self.requests(job, [row])[0]
         row.prompt_hash = request.prompt_hash
-        assert request.labels is not None  # a judge prompt always carries its labels
-        choice = parsers.parse(
-            job.parser, completion.text, labels=request.labels, echo_strings=request.prompt.echo_strings
-        )
+        verdict = read_verdict(job, completion.text, request)
+        choice = verdict.choice  # a tie chooses no slot: valid stays False (Judgment docstring)
         pair = row.pair
         other = pair.response_b_id if row.slot1_response_id == pair.response_a_id else pair.response_a_id
         row.choice, row.valid = choice or "", choice is not None
         row.chosen_response_id = (row.slot1_response_id if choice == JudgeSlot.FIRST else other) if choice else None
-        return {"invalid": int(choice is None)}
+        row.verdict, row.strength = verdict.slot or "", verdict.strength or ""
+        return {"invalid": int(not verdict.valid), "ties": int(verdict.is_tie)}
+
+
+def read_verdict(job: JudgeJob, raw: str, request: Request) -> Verdict:
+    """The verdict in a judge's answer: the job's cobbler parser (robust or paper) as always, or
+    the job's verdict format (judging.verdicts) for a judge asked with a template."""
+    assert request.labels is not None  # a judge prompt always carries its labels
+    echo = request.prompt.echo_strings
+    if job.verdict_format == VerdictFormat.COBBLER:
+        choice = parsers.parse(job.parser, raw, labels=request.labels, echo_strings=echo)
+        return Verdict(choice) if choice else verdicts.INVALID
+    spec = job.verdict_spec if job.verdict_format == VerdictFormat.REGEX else None
+    return verdicts.parse(job.verdict_format, raw, labels=request.labels, echo_strings=echo, spec=spec)
 
 
 class GenerateKind(WorkKind):

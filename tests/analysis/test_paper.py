@@ -112,10 +112,15 @@ def check_bias_table_humans_rows_match_the_paper_section(report):
         "order_first",
         "order_last",
         "position_preference",
+        "position_consistency",
         "salience_longer",
         "bandwagon",
         "attentional",
     }
+    # CoBBLEr forced a choice (no ties): a pair is the same slot twice or the same response twice.
+    assert rows["position_consistency"]["value"] == pytest.approx(
+        1 - rows["order_first"]["value"] - rows["order_last"]["value"]
+    )
     # position_preference = order_first - order_last (per-rater means are linear), with a sign test.
     assert rows["position_preference"]["value"] == pytest.approx(
         rows["order_first"]["value"] - rows["order_last"]["value"]

@@ -33,6 +33,7 @@ from annotations import services
 from annotations.models import Assignment, Participant
 from cobbler_site.access import Audience, audience_of
 from judging.models import GenerationJob, Judge, JudgeJob
+from judging.template_services import save_template
 from tests.annotations.conftest import build_study, enter, qualify
 
 PERSONAS = ("anonymous", "worker", "non_staff", "other_researcher", "owner", "superuser")
@@ -77,6 +78,9 @@ def world(db):
     assert worker.get(f"/s/{PRIVATE_SLUG}/work").status_code == 302  # claims a batch
     assignment = Assignment.objects.get(participant__in=Participant.objects.filter(study=study))
     judge = Judge.objects.create(name=PRIVATE_JUDGE, kind=Judge.Kind.BASELINE, baseline="longer", owner=owner)
+    template, _ = save_template(
+        owner=owner, name="alice-template", user="{instruction} {answer_a} {answer_b}", verdict_format="mt-bench"
+    )
     job = JudgeJob.objects.create(
         study=study, judge=judge, conditions=["order"], created_by=owner, status=JudgeJob.Status.RUNNING
     )
@@ -116,6 +120,7 @@ def world(db):
         "judge": judge,
         "assignment": assignment,
         "generation": generation,
+        "template": template,
     }
 
 
@@ -130,6 +135,8 @@ def _url(route: str, pattern: URLPattern, world: dict) -> str:
             if "assignments/" in route
             else world["generation"].pk
             if "generation-jobs/" in route
+            else world["template"].pk
+            if "prompt-templates/" in route
             else world["job"].pk
         )
     url = "/" + route.lstrip("^")

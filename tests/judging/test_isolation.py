@@ -104,7 +104,8 @@ def test_a_killed_worker_leaves_every_request_counted(
     485 HTTP calls for 480 counted), the answers lost with the worker are charged as lost, and
     the rows' attempts add up to the calls. (The one window this cannot see is a kill between
     counting a request and its bytes leaving the socket, a few microseconds per call, which
-    would count one request more than were sent; it never counts fewer.)"""
+    would count a request more than were sent, at most one per concurrent slot; it never counts
+    fewer.)"""
     monkeypatch.setenv("JUDGING_BACKOFF_BASE_MS", "50")
     monkeypatch.setenv("JUDGING_BACKOFF_CAP_MS", "500")
     settings.JUDGING_CHUNK_SIZE = 10
@@ -121,7 +122,10 @@ def test_a_killed_worker_leaves_every_request_counted(
     assert wait_until(lambda: sweep_until_finished(job), timeout=120, interval=1.0)
     assert job.status == "completed" and job.done == job.total == 72
     received = simulator.stats.total_calls
-    assert job.calls == received
+    # Never fewer counted than sent. More only by requests counted but not yet on the wire when
+    # the worker died: at most one per concurrent slot (the window is microseconds on an idle
+    # machine, longer when a loaded one deschedules the worker; CI saw 78 counted for 76 sent).
+    assert received <= job.calls <= received + judge.max_concurrency
     assert job.calls == Judgment.objects.filter(job=job).aggregate(n=Sum("attempts"))["n"]
     assert job.lost_calls == in_flight and job.lost_cost_usd > 0
     assert job.calls == job.total + job.lost_calls  # every other request was answered and stored

@@ -3,7 +3,9 @@
 Registers a model in the registry with its roles (``--roles judge,generator``; default: both
 for an endpoint model, judge for a baseline), its shared limits (``--rpm``, ``--tpm``,
 ``--max-concurrency``) and prices (``--price-in/--price-out``, ``--batch-price-in/--batch-price-out``;
-blank batch prices are half the synchronous ones). ``--self-candidate`` is optional: a model that
+blank batch prices are half the synchronous ones), and ``--template`` the prompt it is asked with
+(a built-in such as ``arena-hard-v1`` or one saved with ``create_template``; its verdict format
+comes with it). ``--self-candidate`` is optional: a model that
 also wrote answers in a study is measured for self-preference automatically.
 
 The key variable must start with JUDGE_KEY_ENV_PREFIX (default ``JUDGE_KEY_``) and the base URL
@@ -23,6 +25,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from judging import services
+from judging.prompts import templates
+from judging.template_services import find_template
 from judging.vocabulary import Transport
 
 ROLES = ("judge", "generator")
@@ -51,6 +55,21 @@ def _price(raw: str | None, flag: str) -> Decimal | None:
     if value < 0 or not value.is_finite():
         raise CommandError(f"{flag} must be a non-negative number, got {raw!r}")
     return value
+
+
+def _set_template(judge: Any, reference: str, owner: Any) -> None:
+    """A built-in by name, else a saved template of ``owner`` (or a public one); checked by Judge.clean."""
+    if templates.is_builtin(reference):
+        judge.prompt_template = reference
+    else:
+        found = find_template(reference, owner=owner)
+        if found is None:
+            raise CommandError(
+                f"no prompt template {reference!r}: built-ins are {', '.join(templates.builtin_versions())}; "
+                "save your own with create_template"
+            )
+        judge.own_template = found
+    judge.full_clean()
 
 
 class Command(BaseCommand):
@@ -90,6 +109,12 @@ class Command(BaseCommand):
             choices=[Transport.OPENAI, Transport.HTTP],
             help="openai SDK (default) or lean HTTP for high-throughput local servers",
         )
+        parser.add_argument(
+            "--template",
+            default="",
+            help="the prompt template the judge is asked with: a built-in (arena-hard-v1, mt-bench-pair-v1...) "
+            "or one saved with create_template (NAME or NAME@HASH); default the CoBBLEr prompt",
+        )
         parser.add_argument("--owner", default="", help="username: a private judge of that researcher")
         parser.add_argument("--shared", action="store_true", help="with --owner: usable by every researcher")
 
@@ -120,6 +145,8 @@ class Command(BaseCommand):
                     judge.tokens_per_minute = o["tpm"]
                 if o["shared"] and owner is not None:
                     judge.is_shared = True
+                if o["template"]:
+                    _set_template(judge, o["template"], owner)
                 judge.save(
                     update_fields=[
                         "use_as_judge",
@@ -128,6 +155,8 @@ class Command(BaseCommand):
                         "batch_price_out_per_1k",
                         "tokens_per_minute",
                         "is_shared",
+                        "prompt_template",
+                        "own_template",
                     ]
                 )
         except services.JobError as exc:

@@ -31,7 +31,12 @@ class Command(BaseCommand):
         parser.add_argument("--budget", default=None, help="USD; the job stops cleanly when reached")
         parser.add_argument("--bandwagon-percent", type=int, default=None)
         parser.add_argument("--parser", default=Parser.ROBUST, choices=[Parser.ROBUST, Parser.PAPER])
-        parser.add_argument("--prompt-version", default=prompts.DEFAULT_VERSION)
+        parser.add_argument(
+            "--prompt-version",
+            default=None,
+            help=f"a CoBBLEr prompt version (default {prompts.DEFAULT_VERSION}); a judge with a prompt "
+            "template is asked with its template",
+        )
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument(
             "--batch",
