@@ -941,6 +941,8 @@ def main() -> int:
         "failed": failed,
         "passed": not failed,
     }
+    if args.quick:  # a smoke run never replaces the recorded results
+        return 0
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")
     return 0 if not failed else 1

@@ -13,8 +13,8 @@ harness: 56% false claims for a judge that answers like one sharp rater, at 5,25
   response (the longer one; its own system's one). Both orders count, so a position effect
   cancels.
 - Reference per pair: the counted decisive human votes on the pair in the un-cued conditions
-  (plain, order) and how many chose the target (ties left out). Gold labels will come first
-  once studies carry them. The other judges are **not** a reference: one biased judge in the
+  (plain, order) and how many chose the target (ties left out). Gold labels are not yet a
+  reference here (docs/methods.md says what they would allow). The other judges are **not** a reference: one biased judge in the
   pool shifts any consensus (mean or median) and makes an unbiased judge look biased the other
   way (the calibration study: an unbiased judge against a pool holding one 50% length-biased
   judge measured -0.08 [-0.10, -0.06], p = 5e-5, with the median).

@@ -48,9 +48,10 @@ PANEL = v.Panel(
 # "toward other models' answers" in 27, and the first-slot judge in 15 of 40; these tests were
 # strict xfails then.
 # A judge that follows quality more closely than people (the sharp one, tau 0.72 against people's
-# 1.2) picks longer and own answers *more* often than people: compared on raw rates it was told
-# "biased toward longer answers, more than people" in 40 of 40 replicates and "toward its own
-# answers" in 37 (analysis/metrics/reference.py before quality_matched).
+# 1.2) picks longer and own answers *more* often than people: compared with people on raw rates
+# (analysis/metrics/reference.py before quality_matched) it was told "biased toward longer
+# answers, more than people" in 5 of these 40 replicates and "toward its own answers" in 2; at
+# equal quality, 1 of 40. The full harness's sharp-as-one-rater judge at 5,250 pairs: 56% before.
 NULL_SUBJECTS = ("humans", "a-realistic", "sharp", "f-slot-pull", v.COIN)
 
 
