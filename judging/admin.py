@@ -16,6 +16,7 @@ from judging.models import (
     JudgeJob,
     Judgment,
     KeyGrant,
+    PromptTemplate,
 )
 
 
@@ -40,6 +41,13 @@ class JudgeAdmin(SuperuserWrites, admin.ModelAdmin):
     # The encrypted key never appears in a page, not even the admin.
     exclude = ("api_key_encrypted",)
     formfield_overrides = {models.URLField: {"assume_scheme": "http"}}  # local endpoints are http
+
+
+# Templates are read-only here like the registry: researchers save theirs from the model pages.
+@admin.register(PromptTemplate)
+class PromptTemplateAdmin(SuperuserWrites, admin.ModelAdmin):
+    list_display = ("name", "verdict_format", "owner", "content_hash")
+    readonly_fields = ("content_hash",)
 
 
 @admin.register(KeyGrant)

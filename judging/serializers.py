@@ -320,7 +320,7 @@ class PromptTemplateInputSerializer(ClosedInput):
         required=False,
         help_text="The two answer labels the cue sentences name; default Assistant A, Assistant B.",
     )
-    verdict_format = serializers.ChoiceField(choices=VerdictFormat.values)
+    verdict_format = serializers.ChoiceField(choices=VerdictFormat.choices)
     verdict_spec = serializers.DictField(
         required=False, help_text="Only for the regex format: a pattern with one group and a label map."
     )
