@@ -27,6 +27,7 @@ import json
 import platform
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 from judging import parsers, prompts, verdicts
@@ -69,11 +70,11 @@ def parse_row(parser: str, row: dict) -> str | None:
     return parsers.parse(parser, row["text"], labels=rendered.answer_labels, echo_strings=rendered.echo_strings)
 
 
-def per_style(parser: str, rows: list[dict]) -> dict[str, dict]:
+def _tally(rows: list[dict], correct: Callable[[dict], bool]) -> dict[str, dict]:
     """style -> {n, correct, accuracy, wrong: [ids]} plus "ALL"."""
     table: dict[str, dict] = defaultdict(lambda: {"n": 0, "correct": 0, "wrong": []})
     for row in rows:
-        ok = parse_row(parser, row) == row["expected"]
+        ok = correct(row)
         for key in (row["style"], "ALL"):
             table[key]["n"] += 1
             table[key]["correct"] += ok
@@ -82,6 +83,11 @@ def per_style(parser: str, rows: list[dict]) -> dict[str, dict]:
     for entry in table.values():
         entry["accuracy"] = round(entry["correct"] / entry["n"], 4)
     return dict(sorted(table.items(), key=lambda kv: (kv[0] == "ALL", kv[0])))
+
+
+def per_style(parser: str, rows: list[dict]) -> dict[str, dict]:
+    """style -> {n, correct, accuracy, wrong: [ids]} plus "ALL"."""
+    return _tally(rows, lambda row: parse_row(parser, row) == row["expected"])
 
 
 def load_verdict_corpus(name: str) -> list[dict]:
@@ -101,17 +107,7 @@ def verdict_row(name: str, row: dict, specs: dict[str, dict] | None = None) -> d
 def verdict_accuracy(name: str, rows: list[dict]) -> dict[str, dict]:
     """style -> {n, correct, accuracy, wrong: [ids]} plus "ALL", for one verdict format."""
     specs = regex_specs()
-    table: dict[str, dict] = defaultdict(lambda: {"n": 0, "correct": 0, "wrong": []})
-    for row in rows:
-        ok = verdict_row(name, row, specs) == row["expected"]
-        for key in (row["style"], "ALL"):
-            table[key]["n"] += 1
-            table[key]["correct"] += ok
-            if not ok:
-                table[key]["wrong"].append(row["id"])
-    for entry in table.values():
-        entry["accuracy"] = round(entry["correct"] / entry["n"], 4)
-    return dict(sorted(table.items(), key=lambda kv: (kv[0] == "ALL", kv[0])))
+    return _tally(rows, lambda row: verdict_row(name, row, specs) == row["expected"])
 
 
 def verdict_formats_result() -> dict:
