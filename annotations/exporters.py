@@ -19,6 +19,7 @@ from pathlib import Path
 
 from annotations.importers.base import BadInput
 from annotations.importers.generic_settings import settings_row
+from annotations.importers.study_extensions import extensions
 from annotations.models import Assignment, Condition, Instruction, Pair, Response, Study, Submission
 from annotations.vocabulary import CROWD_CUED, CrowdChoice, Presentation
 
@@ -27,7 +28,7 @@ def _line(row: dict) -> str:
     return json.dumps(row, ensure_ascii=False) + "\n"
 
 
-def _write(path: Path, rows: Iterable[dict]) -> int:
+def write_lines(path: Path, rows: Iterable[dict]) -> int:
     count = 0
     with path.open("w", encoding="utf-8", newline="\n") as handle:
         for row in rows:
@@ -63,7 +64,7 @@ def export_study(*, study: Study, out: Path) -> dict[str, int]:
     out.mkdir(parents=True, exist_ok=True)
     ids = instruction_ids(study)
     counts = {
-        "instructions.jsonl": _write(
+        "instructions.jsonl": write_lines(
             out / "instructions.jsonl",
             (
                 {"id": ids[i.pk], "instruction": i.text}
@@ -83,7 +84,7 @@ def export_study(*, study: Study, out: Path) -> dict[str, int]:
     for pk, instruction, key, text in responses:
         key_of[pk] = key
         rows.append({"instruction_id": ids[instruction], "model": key, "text": text})
-    counts["responses.jsonl"] = _write(out / "responses.jsonl", rows)
+    counts["responses.jsonl"] = write_lines(out / "responses.jsonl", rows)
     counted = _counted(study).values_list(
         "task__kind",
         "task__condition",
@@ -135,9 +136,11 @@ def export_study(*, study: Study, out: Path) -> dict[str, int]:
     ):
         path = out / name
         if rows_:
-            counts[name] = _write(path, rows_)
+            counts[name] = write_lines(path, rows_)
         elif path.exists():
             path.unlink()  # a stale file from an earlier export would be read back in
+    for extension in extensions():
+        counts |= extension.export(study, out, instruction_ids=ids)
     return counts
 
 

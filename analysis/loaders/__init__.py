@@ -81,21 +81,21 @@ def counted_jobs(study: Study, jobs: Iterable[int] | None = None) -> list[dict]:
         unknown = sorted(set(named) - set(job_rows))
         if unknown:
             raise ValueError(f"job {unknown[0]} is not a judge job of study {study.slug!r}")
-    combos = sorted(set(Judgment.objects.filter(job__study=study).values_list("job_id", "condition")))
     chosen: dict[tuple[int, str], int] = {}
-    for job, condition in combos:
-        judge, name, status = job_rows[job]
-        key = (judge, condition)
-        if named is not None:
-            if job not in named:
-                continue
+    if named is None:
+        chosen = JudgeJob.objects.latest_completed(study)
+    else:
+        combos = sorted(
+            set(Judgment.objects.filter(job__study=study, job__in=named).values_list("job_id", "condition"))
+        )
+        for job, condition in combos:
+            judge, name, _status = job_rows[job]
+            key = (judge, condition)
             if key in chosen:
                 raise ValueError(
                     f"jobs {chosen[key]} and {job} both hold {condition!r} calls of judge {name!r}; name one of them"
                 )
             chosen[key] = job
-        elif status == JudgeJob.Status.COMPLETED:
-            chosen[key] = max(job, chosen.get(key, job))
     rows = [
         {
             "judge": job_rows[job][1],

@@ -244,6 +244,7 @@ class ImportReport:
     lines: list[tuple[str, int, int]] = field(default_factory=list)
     details: list[str] = field(default_factory=list)  # breakdowns printed as they are
     notes: list[str] = field(default_factory=list)  # skipped or inconsistent input
+    extension_lines: list[str] = field(default_factory=list)  # "judge calls: 240", from study extensions
 
     def add(self, table: str, before: int, after: int) -> None:
         self.lines.append((table, after, after - before))

@@ -24,6 +24,7 @@ from jsonschema.exceptions import ValidationError as SchemaError
 
 from annotations.importers.base import BadInput, read_json_lines
 from annotations.importers.generic_settings import EXTRA_FILES, GoldRow, check_gold, check_settings
+from annotations.importers.study_extensions import extension_files, extensions
 from annotations.vocabulary import Condition
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "study.schema.json"
@@ -105,6 +106,8 @@ class StudyPlan:
     # settings.jsonl's line, checked and filled with defaults; None when the file is absent.
     settings: dict | None = None
     gold: list[GoldRow] = field(default_factory=list)
+    # What registered extensions checked (annotations.importers.study_extensions), by their own key.
+    extensions: dict[str, Any] = field(default_factory=dict)
     digests: dict[str, str] = field(default_factory=dict)  # file name -> sha256
     lines: dict[str, int] = field(default_factory=dict)  # file name -> rows read
     problems: list[Problem] = field(default_factory=list)
@@ -156,7 +159,7 @@ class StudyPlan:
             "votes": len(self.votes),
             "rankings": len(self.rankings),
             "annotators": len(self.annotators()),
-        }
+        } | {name: n for ext in extensions() for name, n in ext.counts(self).items()}
 
     def votes_by_condition(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -270,7 +273,8 @@ def read_study(root: Path) -> StudyPlan:
         plan.problem(str(root), "not a directory")
         return plan
     raw: dict[str, list[tuple[str, dict]]] = {}
-    for name, (definition, required) in (FILES | EXTRA_FILES).items():
+    optional = {name: (definition, False) for name, definition in extension_files().items()}
+    for name, (definition, required) in (FILES | EXTRA_FILES | optional).items():
         path = root / name
         if not path.is_file():
             if required:
@@ -286,6 +290,8 @@ def read_study(root: Path) -> StudyPlan:
     _rankings(raw.get("rankings.jsonl", []), plan, answered)
     check_settings(raw.get("settings.jsonl", []), plan)
     check_gold(raw.get("gold.jsonl", []), plan, answered)
+    for extension in extensions():
+        extension.check({name: raw.get(name, []) for name in extension.files}, plan)
     if "instructions.jsonl" in plan.digests and not plan.instructions and plan.ok:
         plan.problem("instructions.jsonl", "no instructions")
     return plan
@@ -334,16 +340,27 @@ def _known_models(
     return True
 
 
+def checked_pair(
+    plan: StudyPlan, answered: dict[str, list[str]], where: str, value: dict
+) -> tuple[str, str, str] | None:
+    """(instruction id, model_a, model_b) of a line naming a pair (votes, gold, judgments), or None
+    with a problem when the models are the same or did not both answer the instruction."""
+    instruction, model_a, model_b = _key(value["instruction_id"]), value["model_a"], value["model_b"]
+    if model_a == model_b:
+        plan.problem(where, "model_a and model_b are the same model")
+        return None
+    if not _known_models(plan, answered, where, instruction, [model_a, model_b]):
+        return None
+    return instruction, model_a, model_b
+
+
 def _votes(rows: list[tuple[str, dict]], plan: StudyPlan, answered: dict[str, list[str]]) -> None:
     first: dict[tuple, str] = {}
     for where, value in rows:
-        instruction = _key(value["instruction_id"])
-        model_a, model_b = value["model_a"], value["model_b"]
-        if model_a == model_b:
-            plan.problem(where, "model_a and model_b are the same model")
+        pair = checked_pair(plan, answered, where, value)
+        if pair is None:
             continue
-        if not _known_models(plan, answered, where, instruction, [model_a, model_b]):
-            continue
+        instruction, model_a, model_b = pair
         vote = VoteRow(
             where,
             instruction,

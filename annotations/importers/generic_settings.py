@@ -70,16 +70,14 @@ def check_settings(rows: list[tuple[str, dict]], plan: StudyPlan) -> None:
 
 def check_gold(rows: list[tuple[str, dict]], plan: StudyPlan, answered: dict[str, list[str]]) -> None:
     """Each line names a pair of two models that answered its instruction, once."""
-    from annotations.importers.generic import _key, _known_models  # a cycle otherwise: generic calls us
+    from annotations.importers.generic import checked_pair  # a cycle otherwise: generic calls us
 
     first: dict[tuple[str, frozenset[str]], str] = {}
     for where, value in rows:
-        instruction, model_a, model_b = _key(value["instruction_id"]), value["model_a"], value["model_b"]
-        if model_a == model_b:
-            plan.problem(where, "model_a and model_b are the same model")
+        pair = checked_pair(plan, answered, where, value)
+        if pair is None:
             continue
-        if not _known_models(plan, answered, where, instruction, [model_a, model_b]):
-            continue
+        instruction, model_a, model_b = pair
         key = (instruction, frozenset((model_a, model_b)))
         if key in first:
             plan.problem(where, f"duplicate gold pair (first at {first[key]})")

@@ -36,6 +36,7 @@ from annotations.importers.base import (
 )
 from annotations.importers.generic import StudyPlan, read_study
 from annotations.importers.generic_settings import apply_extras
+from annotations.importers.study_extensions import extensions
 from annotations.models import (
     Assignment,
     Batch,
@@ -81,7 +82,7 @@ def import_study(*, root: Path, slug: str, name: str = "", created_by=None) -> I
     try:
         with transaction.atomic():
             study = _get_study(slug, name, created_by)
-            apply_plan(plan, study)
+            apply_plan(plan, study, created_by=created_by)
             record_source_files(study=study, root=root, paths=[root / file for file in plan.digests])
     except IntegrityError:
         # Only a concurrent import of the same slug gets here (the plan was checked).
@@ -90,6 +91,9 @@ def import_study(*, root: Path, slug: str, name: str = "", created_by=None) -> I
     by_condition = ", ".join(f"{c} {n}" for c, n in plan.votes_by_condition().items())
     if by_condition:
         report.details.append(f"votes by condition: {by_condition}")
+    for extension in extensions():
+        report.extension_lines += [f"{name}: {n}" for name, n in extension.counts(plan).items()]
+    report.details += report.extension_lines
     return report
 
 
@@ -106,14 +110,17 @@ def _get_study(slug: str, name: str, created_by) -> Study:
     return study
 
 
-def apply_plan(plan: StudyPlan, study: Study) -> None:
-    """Write the plan into ``study`` (inside the caller's transaction)."""
+def apply_plan(plan: StudyPlan, study: Study, *, created_by=None) -> None:
+    """Write the plan into ``study`` (inside the caller's transaction); ``created_by`` is who
+    imports (an extension may make rows owned by them)."""
     instruction_ids = _instructions(plan, study)
     candidate_ids = _candidates(plan, study, instruction_ids)
     response_ids = _responses(plan, study, instruction_ids, candidate_ids)
     pair_ids = _pairs(plan, study, instruction_ids, response_ids)
     apply_extras(plan, study, response_ids)
     _human_work(plan, study, instruction_ids, response_ids, pair_ids)
+    for extension in extensions():
+        extension.apply(plan, study, response_ids=response_ids, created_by=created_by)
 
 
 def _instructions(plan: StudyPlan, study: Study) -> dict[str, int]:

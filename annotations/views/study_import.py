@@ -33,6 +33,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotations.importers.base import BadInput
 from annotations.importers.generic import FILES, StudyPlan, read_study
 from annotations.importers.generic_write import import_study
+from annotations.importers.study_extensions import extensions
 from annotations.models import Study
 from annotations.services.studies import SLUG_NOT_AVAILABLE
 from cobbler_site.access import Audience, allow
@@ -41,7 +42,10 @@ SESSION_KEY = "study_import"
 TEMPLATE = "annotations/researcher/study_import.html"
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 STALE_SECONDS = 24 * 3600  # uploads never confirmed are swept after a day
-FIELD_OF = {name: name.removesuffix(".jsonl") for name in FILES}  # form field per file
+# The upload takes the content and human files, and the judge outputs (judging's extension of
+# the format, annotations.importers.study_extensions); settings and gold come by the command.
+UPLOAD_FILES = (*FILES, "judges.jsonl", "judgments.jsonl")
+FIELD_OF = {name: name.removesuffix(".jsonl") for name in UPLOAD_FILES}  # form field per file
 
 
 def max_upload_bytes() -> int:
@@ -84,6 +88,8 @@ class StudyUploadForm(forms.Form):
     responses = forms.FileField(help_text="responses.jsonl (required)")
     votes = forms.FileField(required=False, help_text="votes.jsonl (optional)")
     rankings = forms.FileField(required=False, help_text="rankings.jsonl (optional)")
+    judges = forms.FileField(required=False, help_text="judges.jsonl (optional: judges whose outputs you have)")
+    judgments = forms.FileField(required=False, help_text="judgments.jsonl (optional: those judges' outputs)")
     replace = forms.ChoiceField(
         required=False,
         label="Replace study",
@@ -175,13 +181,15 @@ def _target_summary(pending: dict) -> dict:
 
 
 def _preview(request: HttpRequest, form: StudyUploadForm, plan: StudyPlan, pending: dict) -> HttpResponse:
-    files = [{"name": name, "lines": plan.lines.get(name), "sha256": plan.digests.get(name)} for name in FILES]
+    files = [{"name": name, "lines": plan.lines.get(name), "sha256": plan.digests.get(name)} for name in UPLOAD_FILES]
     context = {
         "form": form,
         "plan": plan,
         "files": files,
         "counts": plan.counts() if plan.ok else None,
         "by_condition": plan.votes_by_condition(),
+        # e.g. judges, judge calls, judge calls without a verdict (judging's judge outputs)
+        "extension_counts": [(k, n) for ext in extensions() for k, n in ext.counts(plan).items()] if plan.ok else [],
         "target": _target_summary(pending),
         "upload_id": pending["id"] if plan.ok else "",
         "max_bytes": max_upload_bytes(),
@@ -259,6 +267,6 @@ def study_import_confirm(request: HttpRequest) -> HttpResponse:
         request,
         f"Imported into {slug}: {counts['instructions']} instructions, "
         f"{counts['responses']} responses, {counts['pairs']} pairs, "
-        f"{counts['submissions']} human answers.",
+        f"{counts['submissions']} human answers" + "".join(f", {line}" for line in report.extension_lines) + ".",
     )
     return redirect(reverse("annotations:study", args=[slug]))

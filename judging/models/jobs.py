@@ -18,6 +18,15 @@ class JudgeJobQuerySet(models.QuerySet):
         still counts in that study's reports, but only its creator controls it."""
         return self.filter(owned_by(user), study__in=Study.objects.manageable_by(user))
 
+    def latest_completed(self, study: Study) -> dict[tuple[int, str], int]:
+        """The re-run rule's default (docs/methods.md "Re-runs"): for each (judge id, condition)
+        the latest (highest id) COMPLETED job of the study that has calls of that condition."""
+        chosen: dict[tuple[int, str], int] = {}
+        combos = Judgment.objects.filter(job__study=study, job__status=JudgeJob.Status.COMPLETED)
+        for job, judge, condition in combos.values_list("job_id", "job__judge_id", "condition").distinct():
+            chosen[(judge, condition)] = max(job, chosen.get((judge, condition), job))
+        return chosen
+
 
 class JudgeJob(LLMJob):
     """study x judge x conditions x pair set, fanned out through Celery."""
@@ -103,6 +112,9 @@ class Judgment(WorkRow):
     strength = models.CharField(max_length=8, blank=True)  # strong | slight | ""
     template_version = models.CharField(max_length=80, blank=True)
     template_hash = models.CharField(max_length=64, blank=True)
+    # The prompt of an imported call, as the file gave it (judgments.jsonl ``prompt``); the
+    # platform's own calls are rendered again from their template, so theirs is not kept.
+    imported_prompt = models.TextField(blank=True)
 
     class Meta:
         constraints = [

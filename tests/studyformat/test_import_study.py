@@ -13,6 +13,7 @@ from django.db import connection
 from annotations.importers.generic import FILES as SCHEMA_FILES
 from annotations.importers.generic import read_study, schema, schema_problems
 from annotations.importers.generic_settings import EXTRA_FILES
+from annotations.importers.study_extensions import extension_files
 from annotations.models import Assignment, Batch, Candidate, Participant, Response, Study, Submission, Task
 from annotations.pseudonyms import pseudonymise
 from tests.importers.conftest import table_counts
@@ -264,7 +265,9 @@ def test_studies_of_other_sources_are_never_replaced():
 def test_the_schema_and_the_validator_agree():
     """Every sample line is valid; each documented rule the schema states rejects what it should."""
     whole = schema()
-    assert set(whole["files"]) == set(SCHEMA_FILES) | set(EXTRA_FILES)  # the extras: test_settings_and_gold.py
+    # The extras: test_settings_and_gold.py; the judge outputs (judging's): test_judge_outputs.py.
+    assert set(whole["files"]) == set(SCHEMA_FILES) | set(EXTRA_FILES) | set(extension_files())
+    assert set(extension_files()) == {"judges.jsonl", "judgments.jsonl"}
     for name, (definition, _required) in SCHEMA_FILES.items():
         assert whole["files"][name]["$ref"] == f"#/$defs/{definition}"
         for value in rows(SAMPLE / name):
