@@ -45,6 +45,7 @@ def data_counts(study: Study) -> dict[str, object]:
         "responses": Response.objects.filter(instruction__study=study).aggregate(n=Count("id"), last=Max("id")),
         "pairs": Pair.objects.filter(instruction__study=study).aggregate(n=Count("id"), last=Max("id")),
         "aggregates": AggregateJudgment.objects.filter(study=study).count(),
+        "gold": _gold(study),
     }
     return {
         "answers": answers["n"],
@@ -63,6 +64,16 @@ def data_counts(study: Study) -> dict[str, object]:
         "jobs": [list(j) for j in jobs],
         "content": content,
     }
+
+
+def _gold(study: Study) -> list[int]:
+    """Which pairs are gold and which answer is: marking a pair or flipping its answer moves
+    gold_accuracy (and the crowd's gold checks) without any new answer or call."""
+    gold = Pair.objects.filter(instruction__study=study, gold_response__isnull=False).aggregate(
+        n=Count("id"), pairs=Sum("id"), answers=Sum("gold_response_id")
+    )
+    # PostgreSQL sums bigints as numeric (a Decimal); JSON wants an int.
+    return [int(gold["n"]), int(gold["pairs"] or 0), int(gold["answers"] or 0)]
 
 
 def version_of(counts: dict[str, object]) -> str:

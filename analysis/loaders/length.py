@@ -96,7 +96,11 @@ def load_votes(*, study: Study, responses: dict[int, tuple[str, int]], profile: 
 
 def load_verdicts(*, study: Study, responses: dict[int, tuple[str, int]]) -> pd.DataFrame:
     is_tie = Case(
-        When(valid=False, raw_text__in=TIE_TEXTS, then=Value(True)), default=Value(False), output_field=BooleanField()
+        When(verdict=TIE, then=Value(True)),
+        # Verdicts imported before judgments kept one (MT-Bench's gpt-4 rows) say it in the text.
+        When(valid=False, verdict="", raw_text__in=TIE_TEXTS, then=Value(True)),
+        default=Value(False),
+        output_field=BooleanField(),
     )
     rows = (
         counted_judgments(study)  # the re-run rule (docs/methods.md "Re-runs"); finished calls only

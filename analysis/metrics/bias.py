@@ -26,7 +26,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.metrics.consistency import BIAS as CONSISTENCY
-from analysis.metrics.consistency import judge_answered_both, judge_consistent
+from analysis.metrics.consistency import judge_consistent
 from analysis.profiles import Profile
 from annotations.vocabulary import Condition
 from judging.vocabulary import TIE
@@ -54,6 +54,10 @@ def pair_frame(judgments: pd.DataFrame) -> pd.DataFrame:
         pairs[f"choice{k}"] = pairs[f"choice{k}"].fillna("").where(pairs[f"valid{k}"], "")
         pairs[f"chosen_is_a{k}"] = pairs[f"chosen_is_a{k}"].astype("boolean").fillna(False).astype(bool)
     pairs["both_valid"] = pairs["valid1"] & pairs["valid2"]
+    # The n of the pair outcomes (order, position preference, compassion, egocentric, bandwagon,
+    # attentional): both prompts gave a verdict, a slot or a tie. A tie is an answered pair that
+    # is neither a hit nor a mirror: people's rule too (docs/methods.md "Ties").
+    pairs["answered"] = (pairs["valid1"] | pairs["tie1"]) & (pairs["valid2"] | pairs["tie2"])
     return pairs
 
 
@@ -111,11 +115,11 @@ def judge_bias_units(judgments: pd.DataFrame, *, profile: Profile) -> pd.DataFra
     nothing = pd.Series(False, index=pairs.index)
     if order.any():
         parts += [
-            _count(pairs, order, first_twice, "order_first", pairs["both_valid"], last_twice),
-            _count(pairs, order, last_twice, "order_last", pairs["both_valid"], first_twice),
-            _count(pairs, order, first_twice, "position_preference", pairs["both_valid"], last_twice),
+            _count(pairs, order, first_twice, "order_first", pairs["answered"], last_twice),
+            _count(pairs, order, last_twice, "order_last", pairs["answered"], first_twice),
+            _count(pairs, order, first_twice, "position_preference", pairs["answered"], last_twice),
             # Descriptive, no mirror: the same response (or a tie) in both presentations.
-            _count(pairs, order, judge_consistent(pairs), CONSISTENCY, judge_answered_both(pairs), nothing),
+            _count(pairs, order, judge_consistent(pairs), CONSISTENCY, pairs["answered"], nothing),
             _egocentric(pairs, order, profile),
             _salience(pairs, order, first_twice | last_twice, profile),
         ]
@@ -133,8 +137,8 @@ def judge_bias_units(judgments: pd.DataFrame, *, profile: Profile) -> pd.DataFra
         else:  # positional: the same slot twice, the analogue of order bias
             c_first, c_last = first_twice, last_twice
         parts += [
-            _count(pairs, compassion, c_first, "compassion_first", pairs["both_valid"], c_last),
-            _count(pairs, compassion, c_last, "compassion_last", pairs["both_valid"], c_first),
+            _count(pairs, compassion, c_first, "compassion_first", pairs["answered"], c_last),
+            _count(pairs, compassion, c_last, "compassion_last", pairs["answered"], c_first),
             _egocentric_comp(pairs, compassion, profile),
         ]
     for condition in (Condition.BANDWAGON, Condition.ATTENTIONAL):
@@ -146,7 +150,7 @@ def judge_bias_units(judgments: pd.DataFrame, *, profile: Profile) -> pd.DataFra
             against1 = pairs["valid1"] & (pairs["choice1"] != pairs["cue_slot1"])
             against2 = pairs["valid2"] & (pairs["choice2"] != pairs["cue_slot2"])
             parts.append(
-                _count(pairs, mask, followed1 & followed2, condition, pairs["both_valid"], against1 & against2)
+                _count(pairs, mask, followed1 & followed2, condition, pairs["answered"], against1 & against2)
             )
     parts = [p for p in parts if p is not None and not p.empty]
     return pd.concat(parts, ignore_index=True)[UNIT_COLUMNS] if parts else pd.DataFrame(columns=UNIT_COLUMNS)
@@ -171,7 +175,7 @@ def _egocentric(pairs: pd.DataFrame, order: pd.Series, profile: Profile) -> pd.D
     else:
         # A consistent self-choice, both prompts answered; mirror: the other one twice.
         hits, mirror = own1 & own2, other1 & other2
-    return _count(pairs, mask, hits, "egocentric", pairs["both_valid"], mirror)
+    return _count(pairs, mask, hits, "egocentric", pairs["answered"], mirror)
 
 
 def _egocentric_comp(pairs: pd.DataFrame, compassion: pd.Series, profile: Profile) -> pd.DataFrame | None:
@@ -191,7 +195,7 @@ def _egocentric_comp(pairs: pd.DataFrame, compassion: pd.Series, profile: Profil
         hits, mirror = own1 & ~own2, other1 & ~other2
     else:
         hits, mirror = own1 & own2, other1 & other2
-    return _count(pairs, mask, hits, "egocentric_comp", pairs["both_valid"], mirror)
+    return _count(pairs, mask, hits, "egocentric_comp", pairs["answered"], mirror)
 
 
 def longer_is_a(len_a: pd.Series, len_b: pd.Series) -> pd.Series:

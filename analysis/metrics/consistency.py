@@ -31,11 +31,6 @@ def judge_consistent(pairs: pd.DataFrame) -> pd.Series:
     return same_response | (pairs["tie1"] & pairs["tie2"])
 
 
-def judge_answered_both(pairs: pd.DataFrame) -> pd.Series:
-    """Both prompts gave a verdict, a slot or a tie: the pairs consistency is defined on (``valid`` n)."""
-    return (pairs["valid1"] | pairs["tie1"]) & (pairs["valid2"] | pairs["tie2"])
-
-
 def human_consistency_records(twins: pd.DataFrame) -> pd.DataFrame:
     """Per rater x batch x instruction of the order condition: ``hits`` (consistent pairs), ``mirror`` 0, ``n``.
 

@@ -31,6 +31,8 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import log_ndtr, ndtr, ndtri, stdtr, stdtrit
 
+from analysis.metrics.stats import wilson
+
 NODES, WEIGHTS = np.polynomial.hermite.hermgauss(20)  # 32 nodes move b by < 1e-4
 _LOG_WEIGHTS = np.log(WEIGHTS / np.sqrt(np.pi))
 _STEP = 1e-4  # finite-difference step for scores and the Hessian (parameters are O(1))
@@ -133,9 +135,17 @@ def fit(
     mu, log_sigma, k, b = (float(x) for x in theta)
     df = g - 1
     q = float(stdtrit(df, 0.975))
+    interval = [float(ndtr(b - q * se)), float(ndtr(b + q * se))]
+    if judge_share in (0.0, 1.0):
+        # Separated: the judge chose the target every time (or never), b sits at the prior's
+        # edge and its sandwich se is ~0, so the interval would be the point [1, 1]. Finite data
+        # cannot exclude a rate just short of it: widen to Wilson's interval for that all-or-
+        # nothing share over the pairs it answered (the rule of three's neighbour).
+        wide = wilson(judge_share, float(np.count_nonzero(data[3])))
+        interval = [min(interval[0], wide[0]), max(interval[1], wide[1])]
     return QualityMatched(
         even_rate=float(ndtr(b)),
-        even_ci95=[float(ndtr(b - q * se)), float(ndtr(b + q * se))],
+        even_ci95=interval,
         b=b,
         se=se,
         df=df,

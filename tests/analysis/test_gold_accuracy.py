@@ -318,13 +318,14 @@ def test_judge_position_rows(bias_rows):
     assert consistent["p_value"] is None and consistent["ci95"][0] < 3 / 7 < consistent["ci95"][1]
     # Prompt-1 valid rate: a slot chosen on p0, p1, p5, p6, p7 (p2, p3 ties, p4 refused) = 5/8.
     assert consistent["valid_rate"] == pytest.approx(5 / 8)
-    # The slot rows count pairs with a slot chosen in both prompts (a tie chose none): p0, p1,
-    # p5, p6, p7. First slot twice p1, p6; last twice p5: position_preference (2 - 1) / 5.
+    # The slot rows count the same answered pairs (a tie is an answered pair that is neither a
+    # hit nor a mirror, as a person's tie): the 7. First slot twice p1, p6; last twice p5:
+    # position_preference (2 - 1) / 7.
     preference = bias_rows["arena", "position_preference"]
-    assert (preference["hits"], preference["mirror"], preference["n"]) == (2, 1, 5)
-    assert preference["value"] == pytest.approx(1 / 5)  # order_first 2/5 - order_last 1/5
-    assert bias_rows["arena", "order_first"]["value"] == pytest.approx(2 / 5)
-    assert bias_rows["arena", "order_last"]["value"] == pytest.approx(1 / 5)
+    assert (preference["hits"], preference["mirror"], preference["n"]) == (2, 1, 7)
+    assert preference["value"] == pytest.approx(1 / 7)  # order_first 2/7 - order_last 1/7
+    assert bias_rows["arena", "order_first"]["value"] == pytest.approx(2 / 7)
+    assert bias_rows["arena", "order_last"]["value"] == pytest.approx(1 / 7)
     assert ("mtb", "position_consistency") not in bias_rows  # no order run, no position rows
 
 

@@ -80,6 +80,10 @@ def test_a_judge_that_always_picks_the_longer_answer_is_claimed_against_split_pe
     assert row["judge_rate"] == 1.0 and row["reference_rate"] == 0.5
     assert row["even_rate"] > 0.99 and row["value"] == pytest.approx(row["even_rate"] - 0.5)
     assert row["ci95"][0] > 0 and row["p_value"] < 0.001
+    # Every answer chose the longer one: the model's interval would be the point [1, 1]; finite
+    # data give Wilson's interval for 240 of 240 pairs instead (the rule of three's neighbour).
+    low = (240 + 1.96**2 / 2 - 1.96 * np.sqrt(1.96**2 / 4)) / (240 + 1.96**2) - 0.5
+    assert row["ci95"][0] == pytest.approx(low, abs=1e-3) and row["ci95"][0] < row["value"]
     row["p_adjusted"] = row["p_value"]
     claim = reference_claim(row, correction="holm")
     assert claim["verdict"] == "biased"

@@ -53,9 +53,9 @@ def test_hand_checked_arena_hard_outputs_give_accuracy_consistency_and_position_
     | q6 | heron | [[B>>A]] heron   | [[B>A]] owl             | second, second | 0 wrong |
     | q7 | owl   | [[A>B]] owl      | [[A>B]] heron           | first, first | 0 wrong   |
 
-    gold accuracy 3/7 (factual 3/6, translation 0/1); slot rows over the 4 pairs with a slot
-    both times (q1, q2, q6, q7): first twice 2, last twice 1, position_preference (2 - 1) / 4;
-    position_consistency over the 6 pairs with a verdict both times: q1 and q3 (tie twice), 2/6.
+    gold accuracy 3/7 (factual 3/6, translation 0/1). The pair rows count the 6 pairs with a
+    verdict (a slot or a tie) both times, q5 out (a refusal): first twice 2 (q2, q7), last twice 1
+    (q6), position_preference (2 - 1) / 6; position_consistency: q1 and q3 (a tie twice), 2/6.
     """
     import_study(root=_copy(tmp_path / "in"), slug="arena")
     job = JudgeJob.objects.get(study__slug="arena")
@@ -75,9 +75,10 @@ def test_hand_checked_arena_hard_outputs_give_accuracy_consistency_and_position_
     assert _row(report["gold_accuracy"], "arena-gpt", "factual")["value"] == pytest.approx(0.5)
     assert _row(report["gold_accuracy"], "arena-gpt", "translation")["value"] == 0
     bias = report["bias"]
-    assert (_row(bias, "arena-gpt", "order_first")["n"], _row(bias, "arena-gpt", "order_first")["value"]) == (4, 0.5)
-    assert _row(bias, "arena-gpt", "order_last")["value"] == pytest.approx(0.25)
-    assert _row(bias, "arena-gpt", "position_preference")["value"] == pytest.approx(0.25)
+    order_first = _row(bias, "arena-gpt", "order_first")
+    assert (order_first["n"], order_first["value"]) == (6, pytest.approx(2 / 6))
+    assert _row(bias, "arena-gpt", "order_last")["value"] == pytest.approx(1 / 6)
+    assert _row(bias, "arena-gpt", "position_preference")["value"] == pytest.approx(1 / 6)
     consistency = _row(bias, "arena-gpt", "position_consistency")
     assert (consistency["n"], consistency["value"]) == (6, pytest.approx(1 / 3))
 
