@@ -45,7 +45,9 @@ format             cobbler  the verdict format the judge answers in (judging.ver
                             <preference>A much better|A better|tie|B better|B much better
                             </preference>, read by the spec {"pattern":
                             "<preference>([^<]{1,40})</preference>", "labels": {...}} (the
-                            "xml-preference" spec of tests/judging/verdict_corpora/regex-specs.json).
+                            "xml-preference" spec of tests/judging/verdict_corpora/regex-specs.json);
+                            alpaca-eval: "Output (a)" / "Output (b)", no tie, no strength (the
+                            alpaca-eval-v1 template's own regex spec reads it).
                             Each writes a few seeded variants the way real judges do (a long
                             review, the labels restated first, per-criterion labels before the
                             final line, an explanation after it, the bare label); its INVALID
@@ -158,7 +160,7 @@ def parse_knobs(model: str, defaults: Knobs | None = None) -> Knobs:
         raise ValueError(f"style must be one of {', '.join(STYLES)}")
     if knobs.format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}")
-    if knobs.tie and knobs.format == "cobbler":
+    if knobs.tie and knobs.format in formats.NO_TIE:
         raise ValueError("tie needs a format with a tie: arena-hard, mt-bench or regex")
     if not 1 <= knobs.answer_words <= MAX_ANSWER_WORDS:
         raise ValueError(f"answer_words must be between 1 and {MAX_ANSWER_WORDS}")
@@ -193,37 +195,60 @@ class SimPrompt:
 _LINE = re.compile(r"^(System|Model) (.+?)( \(You\))?: (.*)$")
 # The answer layouts of Arena-Hard-Auto ("<|The Start of Assistant A's Answer|>") and MT-Bench
 # ("[The Start of Assistant A's Answer]"): Assistant A is the answer shown first.
-_AB_LAYOUTS = tuple(
-    re.compile(
-        rf"{o}The Start of Assistant A's Answer{c}\n?(.*?)\n?{o}The End of Assistant A's Answer{c}.*?"
-        rf"{o}The Start of Assistant B's Answer{c}\n?(.*?)\n?{o}The End of Assistant B's Answer{c}",
-        re.DOTALL,
-    )
-    for o, c in ((r"<\|", r"\|>"), (r"\[", r"\]"))
+_AB_LABELS = ("Assistant A", "Assistant B")
+# (answer layout, its labels): Arena-Hard's and MT-Bench's, and AlpacaEval's "## Output (a):" /
+# "## Output (b):" (the last pair, after its worked example; its cue is a paragraph between the
+# second answer and the closing question, split off in read_prompt).
+_LAYOUTS = (
+    *(
+        (
+            re.compile(
+                rf"{o}The Start of Assistant A's Answer{c}\n?(.*?)\n?{o}The End of Assistant A's Answer{c}.*?"
+                rf"{o}The Start of Assistant B's Answer{c}\n?(.*?)\n?{o}The End of Assistant B's Answer{c}",
+                re.DOTALL,
+            ),
+            _AB_LABELS,
+        )
+        for o, c in ((r"<\|", r"\|>"), (r"\[", r"\]"))
+    ),
+    (
+        re.compile(
+            r"## Output \(a\):\n((?:(?!## Output \(a\):).)*?)\n\n## Output \(b\):\n((?:(?!## Output \(a\):).)*?)\n+"
+            r"## Which is best, Output \(a\) or Output \(b\)\?\s*\Z",
+            re.DOTALL,
+        ),
+        ("Output (a)", "Output (b)"),
+    ),
 )
+_LABEL = r"((?:System|Assistant) \S+|Output \([ab]\))"
 _CUES = (
-    (r"of people believe that ((?:System|Assistant) \S+) is better", "bandwagon"),
-    (r"We expect ((?:System|Assistant) \S+) to be better", "selective"),
-    (r"((?:System|Assistant) \S+) (?:likes to eat|plays a lot|has been all around)", "distractor"),
-    (r"thing that ((?:System|Assistant) \S+) can do", "distractor"),
+    (rf"of people believe that {_LABEL} is better", "bandwagon"),
+    (rf"We expect {_LABEL} to be better", "selective"),
+    (rf"{_LABEL} (?:likes to eat|plays a lot|has been all around)", "distractor"),
+    (rf"thing that {_LABEL} can do", "distractor"),
 )
 
 
 def read_prompt(messages: list[dict[str, Any]]) -> SimPrompt:
     """Find the two answers, their labels and any cue in our prompt format (any version), or in
-    Arena-Hard's or MT-Bench's answer layout (labels "Assistant A" / "Assistant B"; a cue naming
-    them is read the same way, anywhere in the messages outside the answers)."""
+    Arena-Hard's, MT-Bench's (labels "Assistant A" / "Assistant B") or AlpacaEval's ("Output (a)" /
+    "Output (b)") answer layout; a cue naming the labels is read anywhere outside the answers."""
     user = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
     if not isinstance(user, str):
         raise ValueError("user content must be a string")
-    for layout in _AB_LAYOUTS:
+    for layout, labels in _LAYOUTS:
         m = layout.search(user)
         if m:
+            # A cue is read anywhere but inside the two answers.
             rest = "\n".join(str(x.get("content", "")) for x in messages if x.get("content") != user)
-            rest += "\n" + user[: m.start()] + "\n" + user[m.end() :]
-            labels = ("Assistant A", "Assistant B")
+            rest += "\n" + user[: m.start(1)] + "\n" + user[m.end(1) : m.start(2)] + "\n" + user[m.end(2) :]
+            second, _, last = m.group(2).rpartition("\n\n")
+            if second and _find_cue(last, labels)[0]:  # a cue paragraph after the answer (AlpacaEval)
+                rest += "\n" + last
+            else:
+                second = m.group(2)
             cue_kind, cue_slot = _find_cue(rest, labels)
-            return SimPrompt(m.group(1), m.group(2), labels, cue_kind, cue_slot, "")
+            return SimPrompt(m.group(1), second, labels, cue_kind, cue_slot, "")
     block = user.split("```")
     if len(block) < 3:
         raise ValueError("no ``` block with the two answers")

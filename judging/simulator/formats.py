@@ -11,9 +11,11 @@ itself rather than importing the product's (judging.verdicts reads them back in 
 
 from __future__ import annotations
 
-FORMATS = ("cobbler", "arena-hard", "mt-bench", "regex")
-# Whether a format's labels say how strongly (MT-Bench's do not).
-GRADED = {"arena-hard": True, "mt-bench": False, "regex": True}
+FORMATS = ("cobbler", "arena-hard", "mt-bench", "regex", "alpaca-eval")
+# Whether a format's labels say how strongly (MT-Bench's and AlpacaEval's do not).
+GRADED = {"arena-hard": True, "mt-bench": False, "regex": True, "alpaca-eval": False}
+# Formats whose labels have no tie (cobbler's two systems, AlpacaEval's Output (a) / (b)).
+NO_TIE = ("cobbler", "alpaca-eval")
 # The chosen answer's latent quality must exceed the other's by this much for a strong verdict.
 STRONG_GAP = 0.5
 
@@ -63,6 +65,8 @@ def write(fmt: str, slot: str, grade: str, u: float) -> str:
         return _mt_bench(slot, u)
     if fmt == "regex":
         return _regex(slot, grade, u)
+    if fmt == "alpaca-eval":
+        return _alpaca(slot, u)
     raise ValueError(f"no writer for format {fmt!r}")
 
 
@@ -120,6 +124,21 @@ def _regex(slot: str, grade: str, u: float) -> str:
     )
 
 
+def _alpaca(slot: str, u: float) -> str:
+    """AlpacaEval's annotator answers "Output (a)" or "Output (b)" (the alpaca-eval-v1 template's
+    regex spec reads them); chat models add a sentence before or after."""
+    label = "Output (a)" if slot == "first" else "Output (b)"
+    which = "first" if slot == "first" else "second"
+    return _pick(
+        [
+            label,
+            f"{label}\n\nIt follows the instruction more closely.",
+            f"Comparing the two, the {which} output is more accurate and complete.\n\n{label}",
+        ],
+        u,
+    )
+
+
 _INVALID = {
     "arena-hard": [
         "I'm sorry, but I can't evaluate these responses.",
@@ -137,6 +156,11 @@ _INVALID = {
         "I'm sorry, but I can't evaluate these responses.",
         "Both responses are reasonable, and each has a small flaw.",
         "On accuracy <preference>A better</preference>, on style <preference>B better</preference>.",
+    ],
+    "alpaca-eval": [
+        "I'm sorry, but I can't evaluate these outputs.",
+        "Both outputs answer the instruction reasonably well.",
+        "Output (a) is more concise, but Output (b) is more thorough.",
     ],
 }
 

@@ -73,3 +73,29 @@ def test_cobbler_judges_store_their_slot_as_the_verdict_as_before(study, make_si
     assert job.prompt_version == "v1" and job.verdict_format == "cobbler" and job.ties == 0
     assert all(j.verdict == j.choice and j.strength == "" and j.template_version == "v1" for j in rows)
     assert job.invalid == sum(not j.valid for j in rows) > 0
+
+
+def test_an_alpaca_eval_judge_answers_output_a_or_b_and_is_read_by_its_templates_spec(study, make_sim_judge):
+    """AlpacaEval's prompt has no tie and no strength: "Output (a)" / "Output (b)", read by the
+    alpaca-eval-v1 template's own regex spec (not the simulator's XML-tag one)."""
+    judge = make_sim_judge(
+        knobs="format=alpaca-eval,order_first=0.2,invalid=0.2,seed=5", prompt_template="alpaca-eval-v1"
+    )
+    job = services.start_judge_job(study=study, judge=judge, condition_names=["order", "bandwagon"])
+    assert (job.prompt_version, job.verdict_format) == ("alpaca-eval-v1", "regex")
+    run_all(job)
+    assert job.status == "completed" and job.done == job.total == 72 and job.ties == 0
+    sim = parse_knobs(judge.model)
+    verdicts = Counter()
+    for j in job.judgments.select_related("pair"):
+        messages = _messages(job, j)
+        prompt = read_prompt(messages)  # its "## Output (a):" layout, and the cue after answer (b)
+        assert (prompt.cue_kind, prompt.cue_slot) == (
+            ("bandwagon", j.cue["cue_slot"]) if j.condition == "bandwagon" else ("", "")
+        )
+        decision = decide(sim, messages)
+        assert (j.verdict, j.strength) == ("" if decision.garbled else decision.slot, ""), j.raw_text
+        verdicts[j.verdict or "invalid"] += 1
+    assert verdicts["first"] > 0 and verdicts["second"] > 0 and verdicts["invalid"] > 0, verdicts
+    with pytest.raises(ValueError, match="tie needs a format with a tie"):
+        parse_knobs("sim:format=alpaca-eval,tie=0.1")
