@@ -13,8 +13,10 @@ harness: 56% false claims for a judge that answers like one sharp rater, at 5,25
   response (the longer one; its own system's one). Both orders count, so a position effect
   cancels.
 - Reference per pair: the counted decisive human votes on the pair in the un-cued conditions
-  (plain, order) and how many chose the target (ties left out). Gold labels are not yet a
-  reference here (docs/methods.md says what they would allow). The other judges are **not** a reference: one biased judge in the
+  (plain, order) and how many chose the target (ties left out).
+- Gold labels, where the study has them on at least 30 of the judge's pairs, come first
+  (``analysis.metrics.gold_reference``): they need no model of people; the people row is then
+  described beside the gold one. The other judges are **not** a reference: one biased judge in the
   pool shifts any consensus (mean or median) and makes an unbiased judge look biased the other
   way (the calibration study: an unbiased judge against a pool holding one 50% length-biased
   judge measured -0.08 [-0.10, -0.06], p = 5e-5, with the median).
@@ -30,6 +32,7 @@ import pandas as pd
 
 from analysis.metrics.agreement import TIE, vote_outcomes
 from analysis.metrics.bias import pair_frame
+from analysis.metrics.gold_reference import MIN_GOLD_PAIRS, gold_reference
 from analysis.metrics.quality_matched import QualityMatched, fit
 from annotations.vocabulary import Condition
 
@@ -80,12 +83,17 @@ def _toward_target(rate_a: pd.Series, target_is_a: pd.Series) -> pd.Series:
     return rate_a.where(target_is_a.astype(bool), 1 - rate_a)
 
 
-def reference_rows(judgments: pd.DataFrame, human_answers: pd.DataFrame) -> list[dict]:
-    """One row per (judge, confounded bias) with at least 30 pairs that people voted on; see the module docstring."""
+def reference_rows(
+    judgments: pd.DataFrame, human_answers: pd.DataFrame, gold: pd.DataFrame | None = None
+) -> list[dict]:
+    """Rows per (judge, confounded bias): against gold labels (at least 30 gold pairs) and against
+    people (at least 30 pairs they voted on). Where both exist the gold row carries the claim and
+    the people row is described beside it (``family`` false); see the module docstring."""
     judges = judge_pair_rates(judgments)
     if judges.empty:
         return []
     people = human_pair_rates(human_answers).set_index("pair")
+    gold = gold if gold is not None else pd.DataFrame(columns=["pair", "gold_is_a"])
     rows = []
     for (name, condition), mine in judges.groupby(["judge", "condition"], sort=True):
         for bias, run in RUNS.items():
@@ -96,10 +104,49 @@ def reference_rows(judgments: pd.DataFrame, human_answers: pd.DataFrame) -> list
             if scoped.empty:
                 continue
             target = target[target.notna()]
-            row = _against_people(scoped, target, people, bias)
-            if row is not None:
-                rows.append({"subject": name, "bias": bias, "condition": str(condition)} | row)
+            candidates = (_against_gold(scoped, target, gold, bias), _against_people(scoped, target, people, bias))
+            found = [row for row in candidates if row is not None]
+            for row in found[1:]:  # the gold row, when there is one, is the claim
+                row |= {"family": False, "role": "descriptive"}
+            rows += [{"subject": name, "bias": bias, "condition": str(condition)} | row for row in found]
     return rows
+
+
+def _against_gold(mine: pd.DataFrame, target: pd.Series, gold: pd.DataFrame, bias: str) -> dict | None:
+    if gold.empty:
+        return None
+    gold_is_a = mine["pair"].map(gold.drop_duplicates("pair").set_index("pair")["gold_is_a"])
+    on_gold = gold_is_a.notna()
+    if int(on_gold.sum()) < MIN_GOLD_PAIRS:
+        return None
+    mine, target, gold_is_a = mine[on_gold], target[on_gold].astype(bool), gold_is_a[on_gold].astype(bool)
+    shares = _toward_target(mine["rate_a"], target).to_numpy(dtype=float)
+    gold_is_target = (gold_is_a == target).to_numpy()
+    result = gold_reference(shares, gold_is_target, mine["instruction"].to_numpy())
+    if result is None:
+        return None
+    words = TARGETS[bias]
+    return result | {
+        "reference": "gold",
+        "reference_detail": f"{result['n']} gold pairs: {result['pairs_gold_is_target']} where the gold answer is "
+        f"{words}, {result['pairs_gold_is_other']} where it is the other",
+        "target": words,
+        "even_rate": None,
+        "sharpness": None,
+        "judge_rate": float(shares.mean()),
+        "reference_rate": float(gold_is_target.mean()),
+        "p_adjusted": None,
+        "family": True,
+        "role": "claimed",
+        "estimand": f"the mean of the judge's share of choices for {words} on gold pairs where the gold answer is "
+        f"{words} ({result['share_when_gold_is_target']:.2f}) and where it is the other "
+        f"({result['share_when_gold_is_other']:.2f}), minus 1/2: 0 for a judge that only follows correctness, "
+        "at any accuracy",
+        "test": f"two-sided cluster-robust t test of the estimate = 0 ({result['clusters']} instructions, "
+        f"{result['df']} df)",
+        "interval": f"cluster-robust (CR1) t interval over instructions, {result['df']} df; widened to the groups' "
+        "Wilson intervals where every share is 0 or 1",
+    }
 
 
 def _against_people(mine: pd.DataFrame, target: pd.Series, people: pd.DataFrame, bias: str) -> dict | None:

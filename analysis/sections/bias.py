@@ -50,6 +50,7 @@ def build_section(*, study: Study, profile: Profile) -> dict[str, list[dict]]:
         loaders.responses_frame(study),
         loaders.assignment_reviews(study, profile=profile),
         profile=profile,
+        gold=loaders.gold_pairs_frame(study),
     )
 
 
@@ -60,6 +61,7 @@ def section_from_frames(
     reviews: pd.DataFrame,
     *,
     profile: Profile,
+    gold: pd.DataFrame | None = None,
 ) -> dict[str, list[dict]]:
     """The section from the loaders' frames: the one path the report and the validity harness share.
 
@@ -72,7 +74,7 @@ def section_from_frames(
     observed = pd.concat([judges[0], humans[0]], ignore_index=True)
     units = pd.concat([judges[1], humans[1]], ignore_index=True)
     rows = finish_rows(observed, units, correction=profile.correction)
-    references = reference_rows(judgments, human_answers)
+    references = reference_rows(judgments, human_answers, gold)
     adjust(rows + references, correction=profile.correction)
     for row in references:
         row["method"] = f"{row['test']}; {family_text(profile.correction)}"

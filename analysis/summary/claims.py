@@ -191,31 +191,42 @@ def reference_claim(row: dict, *, correction: str) -> dict:
         "n": row["n"],
         "min_n": MIN_PAIRS,
     }
-    even, ci_even = row.get("even_rate"), [x + 0.5 for x in ci] if ci and None not in ci else None
-    shown = f"{even:.2f}" + (f" [{ci_even[0]:.2f}, {ci_even[1]:.2f}]" if ci_even else "")
-    numbers = (
-        f"{shown} on pairs {who} split evenly; all pairs: {row['judge_rate']:.2f} vs {who} "
-        f"{row['reference_rate']:.2f}; n = {row['n']} pairs over {row.get('clusters')} instructions, "
-        f"{p_text(p, correction)}"
-    )
+    if row["reference"] == "gold":
+        # No model of people: the mean of its shares when the gold answer is and is not the target.
+        at_equal = "whether or not they are the correct answer (gold labels)"
+        shown = f"{row['value']:+.2f}" + (f" [{ci[0]:+.2f}, {ci[1]:+.2f}]" if ci and None not in ci else "")
+        numbers = (
+            f"{row['share_when_gold_is_target']:.2f} when they are correct and "
+            f"{row['share_when_gold_is_other']:.2f} when they are not, {shown} from an unbiased judge's "
+            f"average of 1/2; n = {row['n']} gold pairs over {row.get('clusters')} instructions, {p_text(p, correction)}"
+        )
+    else:
+        at_equal = f"at equal quality as {who} judge it"
+        even, ci_even = row.get("even_rate"), [x + 0.5 for x in ci] if ci and None not in ci else None
+        shown = f"{even:.2f}" + (f" [{ci_even[0]:.2f}, {ci_even[1]:.2f}]" if ci_even else "")
+        numbers = (
+            f"{shown} on pairs {who} split evenly; all pairs: {row['judge_rate']:.2f} vs {who} "
+            f"{row['reference_rate']:.2f}; n = {row['n']} pairs over {row.get('clusters')} instructions, "
+            f"{p_text(p, correction)}"
+        )
     if p is not None and p < ALPHA and _excludes_zero(ci) and row["value"] > 0:
         return claim | {
             "verdict": "biased",
             "direction": "toward",
             "target": words.toward,
-            "text": f"biased toward {words.toward} at equal quality as {who} judge it: it chose them {numbers}",
+            "text": f"biased toward {words.toward} {at_equal}: it chose them {numbers}",
         }
     if p is not None and p < ALPHA and _excludes_zero(ci):
         # Fewer longer (own) choices at equal quality is not a bias this row is built to claim: a
         # judge that favours another system shows it here, and no condition targets shortness.
         return claim | {
             "verdict": "no_evidence",
-            "text": f"no evidence of a {words.name} preference: at equal quality it chose {words.toward} "
-            f"less often than {who} ({numbers})",
+            "text": f"no evidence of a {words.name} preference: {at_equal} it chose {words.toward} "
+            f"less often than an unbiased judge would ({numbers})",
         }
     return claim | {
         "verdict": "no_evidence",
-        "text": f"no evidence of a {words.name} preference at equal quality as {who} judge it ({numbers})",
+        "text": f"no evidence of a {words.name} preference {at_equal} ({numbers})",
     }
 
 

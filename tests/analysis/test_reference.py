@@ -116,7 +116,7 @@ def test_choosing_longer_answers_less_than_people_is_reported_not_claimed():
     assert row["value"] < 0 and row["p_value"] < 0.05 and row["ci95"][1] < 0
     row["p_adjusted"] = row["p_value"]
     claim = reference_claim(row, correction="holm")
-    assert claim["verdict"] == "no_evidence" and "less often than people" in claim["text"]
+    assert claim["verdict"] == "no_evidence" and "less often than an unbiased judge would" in claim["text"]
 
 
 def test_without_human_votes_there_is_no_reference_row():
