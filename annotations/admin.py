@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
+from django.http import HttpRequest
 
 from annotations.models import (
     Assignment,
@@ -11,6 +14,7 @@ from annotations.models import (
     Participant,
     QualificationItem,
     Response,
+    ReviewDecision,
     Study,
     Submission,
     Task,
@@ -71,11 +75,53 @@ class ParticipantAdmin(admin.ModelAdmin):
     list_filter = ("study", "platform")
 
 
+class ReviewDecisionInline(admin.TabularInline):
+    """The review history, read only: decisions are records (annotations.models.review)."""
+
+    model = ReviewDecision
+    extra = 0
+    can_delete = False
+    fields = readonly_fields = (
+        "sequence",
+        "decided_at",
+        "reviewer_name",
+        "from_review",
+        "to_review",
+        "reject_reason",
+        "note",
+        "change_reason",
+    )
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(ReviewDecision)
+class ReviewDecisionAdmin(admin.ModelAdmin):
+    """The study-wide review history, to search and read; rows are records, never edited here."""
+
+    list_display = ("assignment", "sequence", "decided_at", "reviewer_name", "from_review", "to_review")
+    list_filter = ("to_review", "assignment__batch__study")
+    search_fields = ("reviewer_name", "change_reason", "note")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 @admin.register(Assignment)
 class AssignmentAdmin(admin.ModelAdmin):
     list_display = ("batch", "participant", "status", "review", "started_at", "submitted_at")
     list_filter = ("status", "review", "batch__study")
     raw_id_fields = ("batch", "participant")
+    # Decisions are made on the review page, which keeps the history; here they are only shown.
+    readonly_fields = ("review", "review_note", "review_reason", "reviewed_at", "review_version")
+    inlines = (ReviewDecisionInline,)
 
 
 @admin.register(Submission)

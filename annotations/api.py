@@ -17,7 +17,8 @@ from rest_framework.views import APIView
 
 from annotations import serializers as s
 from annotations import services
-from annotations.models import Assignment, Study
+from annotations.models import Assignment, DecisionChangeNeedsReason, ReviewDecision, Study
+from annotations.services.rounds import describe_round, round_of
 from cobbler_site.api_input import StrictPageNumberPagination
 from cobbler_site.api_schema import NOT_FOUND, DetailError
 
@@ -81,8 +82,8 @@ class StudyGenerateBatchesApi(APIView):
             201: s.GenerateOutput,
             404: NOT_FOUND,
             422: _unprocessable(
-                "The design cannot be made: the condition already has batches, "
-                "content is missing, or cobbler_design_dir is refused."
+                "The design cannot be made: the condition already has a generated design "
+                "(add one with new_round), content is missing, or cobbler_design_dir is refused."
             ),
         },
     )
@@ -98,10 +99,17 @@ class StudyGenerateBatchesApi(APIView):
                 seed=d.get("seed"),
                 pairs_per_batch=d.get("pairs_per_batch") or 15,
                 cobbler_design_dir=d.get("cobbler_design_dir") or "",
+                new_round=d.get("new_round", False),
             )
         except ValidationError as e:
             return _invalid(e)
-        body = {"condition": d["condition"], "batches": len(batches), "tasks": sum(b.tasks.count() for b in batches)}
+        body = {
+            "condition": d["condition"],
+            "batches": len(batches),
+            "tasks": sum(b.tasks.count() for b in batches),
+            "round": round_of(batches[0].label) if batches else 0,
+            "message": describe_round(study=study, batches=batches),
+        }
         return ApiResponse(body, status=status.HTTP_201_CREATED)
 
 
@@ -166,6 +174,9 @@ class AssignmentReviewApi(APIView):
         responses={
             200: s.AssignmentSerializer,
             404: NOT_FOUND,
+            409: OpenApiResponse(
+                DetailError, description="Already decided otherwise: changing it needs change_reason; nothing changed."
+            ),
             422: _unprocessable("Only submitted work can be reviewed."),
         },
     )
@@ -178,7 +189,26 @@ class AssignmentReviewApi(APIView):
         data = s.ReviewInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            services.review_assignment(assignment=assignment, **data.validated_data)
+            services.review_assignment(assignment=assignment, reviewer=request.user, **data.validated_data)
+        except DecisionChangeNeedsReason as e:
+            return ApiResponse({"detail": e.messages[0]}, status=status.HTTP_409_CONFLICT)
         except ValidationError as e:
             return _invalid(e)
         return ApiResponse(s.AssignmentSerializer(assignment).data)
+
+
+class StudyReviewHistoryApi(APIView):
+    """Every review decision on the study's work: who, when, from, to, why (oldest first)."""
+
+    pagination_class = StrictPageNumberPagination
+
+    @extend_schema(responses={200: s.ReviewDecisionSerializer(many=True), 404: NOT_FOUND})
+    def get(self, request: Request, slug: str) -> ApiResponse:
+        qs = (
+            ReviewDecision.objects.filter(assignment__batch__study=_study(request, slug))
+            .select_related("assignment__participant")
+            .order_by("decided_at", "assignment_id", "sequence")
+        )
+        paginator = StrictPageNumberPagination()
+        page = paginator.paginate_queryset(qs, request, view=self)
+        return paginator.get_paginated_response(s.ReviewDecisionSerializer(page, many=True).data)

@@ -8,6 +8,7 @@ from django import forms
 from django.db.models import QuerySet
 
 from annotations.models import Condition, RejectReason, Study
+from annotations.models.review import CHANGE_REASON_MAX
 from annotations.quality.rules import DEFAULT_RULES, validate_rules
 from annotations.services.design import MAX_LETTER_MAP_BYTES, parse_cobbler_letter_map
 from annotations.services.review import ANY_FLAG, NO_FLAG
@@ -58,6 +59,12 @@ class GenerateBatchesForm(forms.Form):
         help_text="Optional: upload human_annotation_gt_formatted.json (human/batches/model_annotations/ of the "
         "CoBBLEr data) to reproduce the original 750-task design instead of a fresh one.",
     )
+    new_round = forms.BooleanField(
+        required=False,
+        label="Add as a new round",
+        help_text="When the condition already has generated batches: add these beside them, to add places "
+        "(imported votes never need this).",
+    )
 
     def clean_cobbler_design(self) -> list[dict[str, str]] | None:
         """The uploaded letter map, parsed; a file that is not one is a form error, never a 500."""
@@ -67,6 +74,14 @@ class GenerateBatchesForm(forms.Form):
         if upload.size > MAX_LETTER_MAP_BYTES:
             raise forms.ValidationError(f"The design file is larger than {MAX_LETTER_MAP_BYTES // 1024} KB.")
         return parse_cobbler_letter_map(upload.read(MAX_LETTER_MAP_BYTES + 1), "The design file")
+
+
+class AddRoundForm(forms.Form):
+    """The hub's Capacity box: another round of fresh batches for one condition, beside what it has."""
+
+    condition = forms.ChoiceField(choices=GENERATABLE)
+    seed = forms.IntegerField(min_value=0, help_text="A new seed draws new pairs; the same seed repeats a design.")
+    pairs_per_batch = forms.IntegerField(initial=15, min_value=1, max_value=500)
 
 
 class JSONTextField(forms.CharField):
@@ -148,6 +163,8 @@ class ReviewDecisionForm(forms.Form):
     decision = forms.ChoiceField(choices=[("approved", "Approve"), ("rejected", "Reject")])
     reason = forms.ChoiceField(choices=[("", "Choose a reason"), *RejectReason.choices], required=False)
     note = forms.CharField(max_length=300, required=False, label="Note to keep with the decision")
+    # One submission at a time: why a decided submission changes (bulk never changes one).
+    change_reason = forms.CharField(max_length=CHANGE_REASON_MAX, required=False, label="Why change the decision?")
 
 
 class BulkReviewForm(ReviewDecisionForm):

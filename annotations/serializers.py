@@ -3,7 +3,8 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from annotations.forms import GENERATABLE
-from annotations.models import Assignment, RejectReason, Study
+from annotations.models import Assignment, RejectReason, ReviewDecision, Study
+from annotations.models.review import CHANGE_REASON_MAX
 from cobbler_site.api_input import ClosedInput
 
 
@@ -44,6 +45,11 @@ class GenerateInput(ClosedInput):
     seed = serializers.IntegerField(min_value=0, required=False)
     pairs_per_batch = serializers.IntegerField(min_value=1, max_value=500, default=15)
     cobbler_design_dir = serializers.CharField(required=False, allow_blank=True, default="")
+    new_round = serializers.BooleanField(
+        default=False,
+        help_text="Add the design beside one the condition already has, as a new round (to add places); "
+        "imported batches never need it.",
+    )
     # What validate() below asks, in the schema: a seed, or a design directory that is not empty.
     schema_extra = {
         "anyOf": [
@@ -62,6 +68,8 @@ class GenerateOutput(serializers.Serializer):
     condition = serializers.CharField()
     batches = serializers.IntegerField(help_text="How many batches were made.")
     tasks = serializers.IntegerField(help_text="How many tasks they hold in all.")
+    round = serializers.IntegerField(help_text="The round these batches are (1: the condition's first design).")
+    message = serializers.CharField(help_text="What was created, in one sentence (as the hub says it).")
 
 
 class BatchProgressSerializer(serializers.Serializer):
@@ -132,6 +140,37 @@ class ReviewInput(ClosedInput):
     note = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
     # Required for a rejection (annotations.services.review_assignment answers 422 without one).
     reason = serializers.ChoiceField(choices=RejectReason.choices, required=False, allow_blank=True, default="")
+    change_reason = serializers.CharField(
+        max_length=CHANGE_REASON_MAX,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Why an already decided submission changes (required then: 409 without it); kept in its history.",
+    )
+
+
+class ReviewDecisionSerializer(serializers.ModelSerializer):
+    """One decision of the review history (annotations.models.ReviewDecision), oldest first."""
+
+    assignment = serializers.IntegerField(source="assignment_id")
+    participant = serializers.CharField(source="assignment.participant.label")
+    reviewer = serializers.CharField(source="reviewer_name", help_text="Empty when no person decided.")
+
+    class Meta:
+        model = ReviewDecision
+        fields = (
+            "assignment",
+            "participant",
+            "sequence",
+            "decided_at",
+            "reviewer",
+            "from_review",
+            "to_review",
+            "reject_reason",
+            "note",
+            "change_reason",
+        )
+        read_only_fields = fields
 
 
 class AssignmentSerializer(serializers.ModelSerializer):

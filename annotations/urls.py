@@ -20,10 +20,12 @@ urlpatterns = [
     path("crowd/studies/", researcher.studies, name="studies"),
     path("crowd/studies/<slug:slug>/", researcher.study, name="study"),
     path("crowd/studies/<slug:slug>/generate", researcher.generate, name="generate"),
+    path("crowd/studies/<slug:slug>/rounds", researcher.add_round, name="add-round"),
     path("crowd/studies/<slug:slug>/settings", researcher.study_settings, name="study-settings"),
     path("crowd/studies/<slug:slug>/review/", review.review_list, name="review-list"),
     path("crowd/studies/<slug:slug>/review/lookup", review.review_lookup, name="review-lookup"),
     path("crowd/studies/<slug:slug>/review/bulk", review.review_bulk, name="review-bulk"),
+    path("crowd/studies/<slug:slug>/review/history.<str:fmt>", review.review_history, name="review-history"),
     path("crowd/studies/<slug:slug>/review/<int:assignment_id>", review.review, name="review"),
     path("crowd/studies/<slug:slug>/export.<str:fmt>", researcher.export, name="export"),
     # Upload a study in the generic format: preview (nothing written), then confirm.

@@ -306,6 +306,7 @@ SPECTACULAR_SETTINGS = {
         "JobModeEnum": "judging.models.work.LLMJob.Mode",
         "CallStatusEnum": "judging.models.work.WorkRow.Status",
         "RejectReasonEnum": "annotations.models.crowd.RejectReason",  # review reason: API input and output
+        "ReviewStateEnum": "annotations.models.crowd.Assignment.Review",  # review history: from and to
         "VerdictFormatEnum": "judging.vocabulary.VerdictFormat",  # templates, judges and jobs
     },
     # Every status code DRF itself can answer (401, 403, 429, 400, 404), added to each operation.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
@@ -134,25 +136,9 @@ class JudgeJobStartApi(APIView):
         },
     )
     def post(self, request: Request) -> Response:
-        data = JobStartInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        d = data.validated_data
-        study = get_object_or_404(Study.objects.manageable_by(request.user), slug=d["study"])
-        judge = get_object_or_404(Judge.objects.usable_by(request.user), name=d["judge"])
+        arguments = judge_job_arguments(request)
         try:
-            job = services.start_judge_job(
-                study=study,
-                judge=judge,
-                condition_names=d["conditions"],
-                pair_set=d["pair_set"],
-                budget_usd=d.get("budget_usd"),
-                bandwagon_percent=d.get("bandwagon_percent"),
-                parser=d["parser"],
-                prompt_version=d.get("prompt_version"),
-                seed=d["seed"],
-                mode=d["mode"],
-                created_by=request.user,
-            )
+            job = services.start_judge_job(**arguments, created_by=request.user)
         except services.ModelRefused as exc:
             return _model_refused("judge", exc)
         except services.JobError as exc:
@@ -231,25 +217,9 @@ class GenerationJobViewSet(viewsets.ReadOnlyModelViewSet):
         },
     )
     def create(self, request: Request) -> Response:
-        data = GenerationStartInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        d = data.validated_data
-        study = get_object_or_404(Study.objects.manageable_by(request.user), slug=d["study"])
-        model = get_object_or_404(Judge.objects.usable_by(request.user), name=d["model"])
-        params = {"max_tokens": d["max_tokens"]} if d.get("max_tokens") else {}
+        arguments = generation_job_arguments(request)
         try:
-            job = start_generation_job(
-                study=study,
-                judge=model,
-                candidate_key=d["candidate_key"],
-                params=params,
-                budget_usd=d.get("budget_usd"),
-                pair_policy=d["pair_policy"],
-                pair_sample_size=d.get("pair_sample_size"),
-                seed=d["seed"],
-                mode=d["mode"],
-                created_by=request.user,
-            )
+            job = start_generation_job(**arguments, created_by=request.user)
         except services.ModelRefused as exc:
             return _model_refused("model", exc)
         except services.JobError as exc:
@@ -295,3 +265,41 @@ class GenerationJobResumeApi(GenerationJobActionApi):
     )
     def post(self, request: Request, pk: int) -> Response:
         return super().post(request, pk)
+
+
+def judge_job_arguments(request: Request) -> dict[str, Any]:
+    """``start_judge_job``'s arguments from a start (or estimate) body: the study and judge the
+    user may use (404 otherwise), the rest as validated."""
+    data = JobStartInputSerializer(data=request.data)
+    data.is_valid(raise_exception=True)
+    d = data.validated_data
+    return {
+        "study": get_object_or_404(Study.objects.manageable_by(request.user), slug=d["study"]),
+        "judge": get_object_or_404(Judge.objects.usable_by(request.user), name=d["judge"]),
+        "condition_names": d["conditions"],
+        "pair_set": d["pair_set"],
+        "budget_usd": d.get("budget_usd"),
+        "bandwagon_percent": d.get("bandwagon_percent"),
+        "parser": d["parser"],
+        "prompt_version": d.get("prompt_version"),
+        "seed": d["seed"],
+        "mode": d["mode"],
+    }
+
+
+def generation_job_arguments(request: Request) -> dict[str, Any]:
+    """``start_generation_job``'s arguments from a start (or estimate) body, as above."""
+    data = GenerationStartInputSerializer(data=request.data)
+    data.is_valid(raise_exception=True)
+    d = data.validated_data
+    return {
+        "study": get_object_or_404(Study.objects.manageable_by(request.user), slug=d["study"]),
+        "judge": get_object_or_404(Judge.objects.usable_by(request.user), name=d["model"]),
+        "candidate_key": d["candidate_key"],
+        "params": {"max_tokens": d["max_tokens"]} if d.get("max_tokens") else {},
+        "budget_usd": d.get("budget_usd"),
+        "pair_policy": d["pair_policy"],
+        "pair_sample_size": d.get("pair_sample_size"),
+        "seed": d["seed"],
+        "mode": d["mode"],
+    }

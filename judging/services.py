@@ -6,7 +6,7 @@ import logging
 from collections.abc import Iterator
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -209,6 +209,69 @@ def start_judge_job(
     version or pair set, an imported judge, no pairs, a negative budget, a condition the
     judge's template cannot host.
     """
+    planned = plan_judge_job(
+        study=study,
+        judge=judge,
+        condition_names=condition_names,
+        pair_set=pair_set,
+        budget_usd=budget_usd,
+        bandwagon_percent=bandwagon_percent,
+        parser=parser,
+        prompt_version=prompt_version,
+        seed=seed,
+        created_by=created_by,
+        mode=mode,
+    )
+    job, pairs, names = planned.job, planned.pairs, planned.names
+    # Inside a caller's transaction nothing is visible before the end anyway: start RUNNING.
+    streaming = not transaction.get_connection().in_atomic_block
+    job.status = JudgeJob.Status.QUEUED if streaming else JudgeJob.Status.RUNNING
+    job.started_at = job.heartbeat_at = timezone.now()
+    job.save(force_insert=True)
+    # Rows are written and enqueued in committed batches, so workers start on the first
+    # batch while later ones are still being planned (a 10k-call job would otherwise wait
+    # seconds). QUEUED keeps the job from completing before its last batch exists.
+    for rows in _plan_batches(job, pairs, names):
+        with transaction.atomic():
+            Judgment.objects.bulk_create(rows)
+            keyed = [(row.pk, row.prompt_hash) for row in rows]
+            if mode == JudgeJob.Mode.SYNC:
+                enqueue.work_chunks("judge", job.pk, chunked(keyed))  # sent when this batch commits
+    transaction.on_commit(lambda: _finish_queueing(job))
+    if mode == JudgeJob.Mode.BATCH:  # one submission once every row exists
+        enqueue.batch_submission("judge", job.pk)
+    logger.info("job %s: %s judgments for judge %s on %s", job.pk, job.total, judge.name, study.slug)
+    return job
+
+
+class JudgeJobPlan(NamedTuple):
+    """A judge job as start_judge_job would create it, before anything is written: the job
+    (unsaved), its pairs and its normalised conditions. judging.estimates prices it."""
+
+    job: JudgeJob
+    pairs: list[Pair]
+    names: list[str]
+
+
+def plan_judge_job(
+    *,
+    study: Study,
+    judge: Judge,
+    condition_names: list[str],
+    pair_set: str = "all",
+    budget_usd: Decimal | None = None,
+    bandwagon_percent: int | None = None,
+    parser: str = Parser.ROBUST,
+    prompt_version: str | None = None,
+    seed: int = 0,
+    created_by: Any = None,
+    mode: str = JudgeJob.Mode.SYNC,
+) -> JudgeJobPlan:
+    """Validate a judge job's input and build its job, unsaved (writes nothing).
+
+    The same checks and the same JobError as start_judge_job, which saves what this returns;
+    the estimate before launch (judging.estimates) prices it without saving.
+    """
     template = judge.template()
     names = _validate(
         judge=judge,
@@ -231,9 +294,7 @@ def start_judge_job(
     if mode not in JudgeJob.Mode.values:
         raise JobError(f"unknown mode {mode!r}; use {' or '.join(JudgeJob.Mode.values)}")
     per_pair = sum(len(conditions.PRESENTATIONS.get(name, (1, 2))) for name in names)
-    # Inside a caller's transaction nothing is visible before the end anyway: start RUNNING.
-    streaming = not transaction.get_connection().in_atomic_block
-    job = JudgeJob.objects.create(
+    job = JudgeJob(
         study=study,
         judge=judge,
         conditions=names,
@@ -250,25 +311,9 @@ def start_judge_job(
         created_by=created_by,
         self_candidate_key=_self_key(study, judge),
         mode=mode,
-        status=JudgeJob.Status.QUEUED if streaming else JudgeJob.Status.RUNNING,
         total=per_pair * len(pairs),
-        started_at=timezone.now(),
-        heartbeat_at=timezone.now(),
     )
-    # Rows are written and enqueued in committed batches, so workers start on the first
-    # batch while later ones are still being planned (a 10k-call job would otherwise wait
-    # seconds). QUEUED keeps the job from completing before its last batch exists.
-    for rows in _plan_batches(job, pairs, names):
-        with transaction.atomic():
-            Judgment.objects.bulk_create(rows)
-            keyed = [(row.pk, row.prompt_hash) for row in rows]
-            if mode == JudgeJob.Mode.SYNC:
-                enqueue.work_chunks("judge", job.pk, chunked(keyed))  # sent when this batch commits
-    transaction.on_commit(lambda: _finish_queueing(job))
-    if mode == JudgeJob.Mode.BATCH:  # one submission once every row exists
-        enqueue.batch_submission("judge", job.pk)
-    logger.info("job %s: %s judgments for judge %s on %s", job.pk, job.total, judge.name, study.slug)
-    return job
+    return JudgeJobPlan(job, pairs, names)
 
 
 def _self_key(study: Study, judge: Judge) -> str:
@@ -323,16 +368,50 @@ def check_sendable(judge: Judge) -> None:
 
 
 def _plan_batches(job: JudgeJob, pairs: list[Pair], names: list[str], size: int = 1000) -> Iterator[list[Judgment]]:
-    """Judgment rows in batches that never split a pair (twin prompts stay together)."""
+    """Judgment rows, with their prompt hashes, in batches that never split a pair (twin
+    prompts stay together)."""
     rows: list[Judgment] = []
-    # Which response prompt 1 of the order/compassion runs shows first: seeded, balanced.
-    a_first = conditions.a_first_plan(pairs, seed=job.seed, version=job.prompt_version)
     template = job.template()
-    for pair in pairs:
+    for pair_rows in judgments_per_pair(job, pairs, names):
         if len(rows) >= size:
             yield rows
             rows = []
-        for condition in names:
+        for row in pair_rows:
+            row.prompt_hash = conditions.render_for(
+                version=job.prompt_version,
+                condition=row.condition,
+                pair=row.pair,
+                slot1_response_id=row.slot1_response_id,
+                cue=row.cue,
+                template=template,
+            ).hash
+        rows.extend(pair_rows)
+    if rows:
+        yield rows
+
+
+def judgments_per_pair(
+    job: JudgeJob, pairs: list[Pair], names: list[str], *, only: set[int] | None = None
+) -> Iterator[list[Judgment]]:
+    """Each pair's unsaved Judgment rows (prompts not rendered yet): what start_judge_job
+    writes and what judging.estimates prices, planned once. ``only`` (pair ids) keeps the
+    rows of a sample of the pairs, planned as for the whole job."""
+    # Which response prompt 1 of the order/compassion runs shows first: seeded, balanced.
+    a_first = conditions.a_first_plan(pairs, seed=job.seed, version=job.prompt_version)
+    template = job.template()
+    for pair in pairs if only is None else [p for p in pairs if p.pk in only]:
+        yield [
+            Judgment(
+                job=job,
+                pair=pair,
+                condition=condition,
+                presentation=spec["presentation"],
+                slot1_response=spec["slot1_response"],
+                cue=spec["cue"],
+                template_version=job.prompt_version,
+                template_hash=job.template_hash,
+            )
+            for condition in names
             for spec in conditions.plan(
                 pair=pair,
                 condition=condition,
@@ -342,30 +421,8 @@ def _plan_batches(job: JudgeJob, pairs: list[Pair], names: list[str], size: int 
                 self_key=job.self_candidate_key,
                 a_first=a_first[pair.pk],
                 template=template,
-            ):
-                prompt = conditions.render_for(
-                    version=job.prompt_version,
-                    condition=condition,
-                    pair=pair,
-                    slot1_response_id=spec["slot1_response"].pk,
-                    cue=spec["cue"],
-                    template=template,
-                )
-                rows.append(
-                    Judgment(
-                        job=job,
-                        pair=pair,
-                        condition=condition,
-                        presentation=spec["presentation"],
-                        slot1_response=spec["slot1_response"],
-                        cue=spec["cue"],
-                        prompt_hash=prompt.hash,
-                        template_version=job.prompt_version,
-                        template_hash=job.template_hash,
-                    )
-                )
-    if rows:
-        yield rows
+            )
+        ]
 
 
 def enqueue_pending(*, job: LLMJob) -> int:

@@ -18,7 +18,7 @@ from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 from cobbler_site import throttle
 from cobbler_site.access import Audience, allow
 from cobbler_site.htmx import HtmxHttpRequest
-from judging import connection_test, presets, services
+from judging import connection_test, estimate_forms, estimates, presets, services
 from judging.forms import ConnectionTestForm, JobForm, JudgeForm
 from judging.models import Judge, JudgeJob
 
@@ -27,30 +27,41 @@ from judging.models import Judge, JudgeJob
 @require_http_methods(["GET", "POST"])
 def jobs(request: HtmxHttpRequest) -> HttpResponse:
     form = JobForm(request.POST or None, user=request.user)
+    estimate = None
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
         try:
-            job = services.start_judge_job(
-                study=data["study"],
-                judge=data["judge"],
-                condition_names=data["conditions"],
-                pair_set=data["pair_set"],
-                budget_usd=data["budget_usd"],
-                bandwagon_percent=data["bandwagon_percent"],
-                parser=data["parser"],
-                prompt_version=data["prompt_version"] or None,
-                seed=data["seed"],
-                mode=data["mode"],
-                created_by=request.user,
-            )
+            if estimate_forms.wants_preview(request.POST):
+                estimate = estimates.estimate_judge_job(**_judge_job_options(form.cleaned_data))
+                form = JobForm(estimate_forms.with_proposed_budget(request.POST, estimate), user=request.user)
+                form.is_valid()  # the budget shown is the proposal (or the researcher's own)
+            else:
+                job = services.start_judge_job(**_judge_job_options(form.cleaned_data), created_by=request.user)
         except services.JobError as exc:
             form.add_error(None, str(exc))
         else:
-            url = reverse("judging:job", args=[job.pk])
-            return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+            if estimate is None:
+                url = reverse("judging:job", args=[job.pk])
+                return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
     template = "judging/jobs.html" + ("#launch-form" if request.htmx else "")
     recent = JudgeJob.objects.manageable_by(request.user).select_related("study", "judge").order_by("-pk")[:50]
-    return render(request, template, {"form": form, "jobs": recent}, status=422 if form.errors else 200)
+    context = {"form": form, "jobs": recent, "estimate": estimate}
+    return render(request, template, context, status=422 if form.errors else 200)
+
+
+def _judge_job_options(data: dict) -> dict:
+    """The launch form's fields as start_judge_job's (and estimate_judge_job's) arguments."""
+    return {
+        "study": data["study"],
+        "judge": data["judge"],
+        "condition_names": data["conditions"],
+        "pair_set": data["pair_set"],
+        "budget_usd": data["budget_usd"],
+        "bandwagon_percent": data["bandwagon_percent"],
+        "parser": data["parser"],
+        "prompt_version": data["prompt_version"] or None,
+        "seed": data["seed"],
+        "mode": data["mode"],
+    }
 
 
 @allow(Audience.RESEARCHER)

@@ -13,7 +13,8 @@ from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
 from cobbler_site.access import Audience, allow
 from cobbler_site.htmx import HtmxHttpRequest
-from judging import services
+from judging import estimate_forms, services
+from judging.estimates import estimate_generation_job
 from judging.generate.forms import GenerationForm
 from judging.generate.services import start_generation_job
 from judging.models import GenerationJob
@@ -23,38 +24,49 @@ from judging.models import GenerationJob
 @require_http_methods(["GET", "POST"])
 def generation_jobs(request: HtmxHttpRequest) -> HttpResponse:
     form = GenerationForm(request.POST or None, user=request.user)
+    estimate = None
     if request.method == "POST" and form.is_valid():
-        d = form.cleaned_data
         try:
-            job = start_generation_job(
-                study=d["study"],
-                judge=d["model"],
-                candidate_key=d["candidate_key"],
-                params={"max_tokens": d["max_tokens"]} if d["max_tokens"] else {},
-                budget_usd=d["budget_usd"],
-                pair_policy=d["pair_policy"],
-                pair_sample_size=d["pair_sample_size"],
-                seed=d["seed"],
-                mode=d["mode"],
-                created_by=request.user,
-            )
+            if estimate_forms.wants_preview(request.POST):
+                estimate = estimate_generation_job(**_generation_options(form.cleaned_data))
+                form = GenerationForm(estimate_forms.with_proposed_budget(request.POST, estimate), user=request.user)
+                form.is_valid()  # the budget shown is the proposal (or the researcher's own)
+            else:
+                job = start_generation_job(**_generation_options(form.cleaned_data), created_by=request.user)
         except services.JobError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(
-                request,
-                f"Generation job #{job.pk} started: {job.total} answers from "
-                f"{job.judge.name} on {job.study.slug}, as candidate {job.candidate_key}.",
-            )
-            url = reverse("judging:generation", args=[job.pk])
-            return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+            if estimate is None:
+                messages.success(
+                    request,
+                    f"Generation job #{job.pk} started: {job.total} answers from "
+                    f"{job.judge.name} on {job.study.slug}, as candidate {job.candidate_key}.",
+                )
+                url = reverse("judging:generation", args=[job.pk])
+                return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
     template = "judging/generation_jobs.html" + ("#generation-form" if request.htmx else "")
     recent = (
         GenerationJob.objects.manageable_by(request.user)
         .select_related("study", "judge", "candidate")
         .order_by("-pk")[:50]
     )
-    return render(request, template, {"form": form, "jobs": recent}, status=422 if form.errors else 200)
+    context = {"form": form, "jobs": recent, "estimate": estimate}
+    return render(request, template, context, status=422 if form.errors else 200)
+
+
+def _generation_options(d: dict) -> dict:
+    """The form's fields as start_generation_job's (and estimate_generation_job's) arguments."""
+    return {
+        "study": d["study"],
+        "judge": d["model"],
+        "candidate_key": d["candidate_key"],
+        "params": {"max_tokens": d["max_tokens"]} if d["max_tokens"] else {},
+        "budget_usd": d["budget_usd"],
+        "pair_policy": d["pair_policy"],
+        "pair_sample_size": d["pair_sample_size"],
+        "seed": d["seed"],
+        "mode": d["mode"],
+    }
 
 
 @allow(Audience.RESEARCHER)

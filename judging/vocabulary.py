@@ -69,6 +69,15 @@ class RowStatus(models.TextChoices):
     FAILED = "failed"
 
 
+class OutputBasis(models.TextChoices):
+    """Where an estimate before launch (judging.estimates) takes a call's tokens out from."""
+
+    HISTORY = "history", "the mean of this model's finished calls"
+    MAX_TOKENS = "max_tokens", "the request's max_tokens"
+    DEFAULT = "default", "a default (no history, no max_tokens)"
+    NO_CALLS = "no_calls", "no calls (a baseline answers locally)"
+
+
 class VerdictFormat(models.TextChoices):
     """The label set a judge's prompt asks for, and so how its raw text is read (judging.verdicts)."""
 

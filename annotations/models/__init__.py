@@ -5,6 +5,7 @@ from __future__ import annotations
 from annotations.models.content import Candidate, Instruction, Pair, RationaleMode, Response, Study
 from annotations.models.crowd import Assignment, Batch, LeaseLost, Participant, RejectReason, Submission, Task
 from annotations.models.qualification import QualificationItem
+from annotations.models.review import DecisionChangeNeedsReason, DecisionRaced, ReviewDecision
 from annotations.vocabulary import Condition
 
 __all__ = (
@@ -12,6 +13,8 @@ __all__ = (
     "Batch",
     "Candidate",
     "Condition",
+    "DecisionChangeNeedsReason",
+    "DecisionRaced",
     "Instruction",
     "LeaseLost",
     "Pair",
@@ -20,6 +23,7 @@ __all__ = (
     "RationaleMode",
     "RejectReason",
     "Response",
+    "ReviewDecision",
     "Study",
     "Submission",
     "Task",

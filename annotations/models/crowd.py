@@ -215,6 +215,9 @@ class Assignment(models.Model):
     review_note = models.CharField(max_length=300, blank=True)
     review_reason = models.CharField(max_length=24, choices=RejectReason, blank=True)
     reviewed_at = models.DateTimeField(null=True, blank=True)
+    # How many decisions annotations.models.review.ReviewDecision holds for this work; each
+    # decision is a conditional UPDATE on it, so none is recorded against a stale state.
+    review_version = models.PositiveIntegerField(default=0)
     # Quality flags computed on submit (annotations.quality.flag_assignment):
     # [{"code", "label", "value", "threshold"}]; empty when the work raised none.
     flags = models.JSONField(default=list, blank=True)
@@ -322,16 +325,18 @@ class Assignment(models.Model):
             flag_closed_assignment(self)
         return bool(closed)
 
-    def review_as(self, *, decision: str, note: str = "", reason: str = "") -> None:
-        """Approve or reject submitted work, with when and why. Idempotent; a rejection frees the
-        batch place. Which reasons a rejection needs is the service's rule (review_assignment)."""
-        if decision not in (self.Review.APPROVED, self.Review.REJECTED):
-            raise ValidationError("Decision must be 'approved' or 'rejected'.")
-        if self.status != self.Status.SUBMITTED:
-            raise ValidationError("Only submitted work can be reviewed.")
-        self.review, self.review_note, self.review_reason = decision, note[:300], reason
-        self.reviewed_at = timezone.now()
-        self.save(update_fields=["review", "review_note", "review_reason", "reviewed_at"])
+    def review_as(
+        self, *, decision: str, note: str = "", reason: str = "", change_reason: str = "", reviewer: object = None
+    ) -> None:
+        """Approve or reject submitted work, with when and why, kept in its review history
+        (ReviewDecision.objects.record: changing a decision needs ``change_reason``). Repeating
+        the current decision changes nothing; a rejection frees the batch place. Which reasons a
+        rejection needs is the service's rule (review_assignment)."""
+        from annotations.models.review import ReviewDecision  # that module imports this one
+
+        ReviewDecision.objects.record(
+            assignment=self, decision=decision, reason=reason, note=note, change_reason=change_reason, reviewer=reviewer
+        )
 
 
 class Submission(models.Model):

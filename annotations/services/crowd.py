@@ -13,8 +13,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, OuterRef, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import F
 from django.utils import timezone
 
 from annotations import surveys
@@ -24,6 +23,7 @@ from annotations.pseudonyms import pseudonymise
 
 # Answering lives in its own module; re-exported because callers import it from here.
 from annotations.services.answering import answered_by_another_page, shown_order, submit_task  # noqa: F401
+from annotations.services.capacity import free_expired_leases, offered_batches, with_live_places
 from annotations.services.lease_caps import ClientNetwork, LeaseCapReached, check_lease_caps, lock_network
 from annotations.vocabulary import CrowdChoice
 
@@ -262,25 +262,15 @@ def claim_order(*, study: Study, participant: Participant, round_: int = 0) -> l
     """Open batch ids in the order this worker should try them: balanced, seeded randomisation.
 
     Every condition's fill is its live places (open leases and non-rejected submitted work)
-    over its capacity (the sum of its batches' overlaps). The least-filled condition comes
-    first; equally filled conditions are ordered at random; within a condition the
-    least-filled batches come first, equally filled ones at random. The random draws are
-    seeded by the study, the worker's keyed hash and the claim round, so an arrival is
-    reproducible and nothing depends on condition names or arrival time.
+    over its capacity (the sum of its offered batches' overlaps, annotations.services.capacity).
+    The least-filled condition comes first; equally filled conditions are ordered at random;
+    within a condition the least-filled batches come first, equally filled ones at random.
+    The random draws are seeded by the study, the worker's keyed hash and the claim round,
+    so an arrival is reproducible and nothing depends on condition names or arrival time.
     """
-    live = (
-        Assignment.objects.live()
-        .filter(batch=OuterRef("pk"))
-        .order_by()
-        .values("batch")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
+    # Only offered batches: imported human work is data, never handed out (services.capacity).
     rows = list(
-        Batch.objects.filter(study=study)
-        .annotate(live=Coalesce(Subquery(live), Value(0)), target=Coalesce("overlap", Value(study.overlap)))
-        .order_by("pk")
-        .values_list("pk", "condition", "live", "target")
+        with_live_places(offered_batches(study), study).order_by("pk").values_list("pk", "condition", "live", "target")
     )
     mine = set(Assignment.objects.filter(participant=participant).values_list("batch_id", flat=True))
     filled: dict[str, list[int]] = {}
@@ -320,7 +310,7 @@ def claim_batch(
     LeaseCapReached when its address or network already holds the study's cap of live leases.
     """
     study = participant.study
-    Assignment.objects.filter(batch__study=study).expire_stale()
+    free_expired_leases(study)
     for round_ in range(rounds):
         if held_batches(participant) >= max_batches_per_worker():
             return None

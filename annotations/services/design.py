@@ -21,6 +21,7 @@ from django.db import transaction
 
 from annotations.models import Batch, Condition, Instruction, Pair, Response, Study, Task
 from annotations.quality import checks
+from annotations.services.rounds import Round, plan_round
 from cobbler_site import text_safety
 
 PAIRWISE_CONDITIONS = (Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL, Condition.PLAIN)
@@ -129,13 +130,6 @@ def cobbler_letter_pairs() -> list[tuple[str, str]]:
     return random.Random(COBBLER_SEED).sample(list(itertools.combinations(COBBLER_LETTERS, 2)), 15)
 
 
-def _check_fresh(study: Study, condition: str) -> None:
-    if condition not in Condition.values:
-        raise ValidationError(f"Unknown condition {condition!r}.")
-    if Batch.objects.filter(study=study, condition=condition).exists():
-        raise ValidationError(f"Study {study.slug} already has {condition} batches.")
-
-
 class _PairBook:
     """Finds or creates the canonical Pair of two responses (response_a = earlier candidate)."""
 
@@ -198,16 +192,19 @@ def _responses_by_key(instruction: Instruction) -> dict[str, Response]:
 
 
 @transaction.atomic
-def generate_cobbler_batches(*, study: Study, condition: str, letter_map: Sequence[dict[str, str]]) -> list[Batch]:
+def generate_cobbler_batches(
+    *, study: Study, condition: str, letter_map: Sequence[dict[str, str]], new_round: bool = False
+) -> list[Batch]:
     """Reproduce the CoBBLEr human bias batches for ``condition`` exactly (cobbler-method.md 2.7).
 
     ``letter_map`` is the data's human_annotation_gt_formatted.json (load_cobbler_letter_map).
     The study must hold the 50 CoBBLEr instructions (index 0-49) and their responses.
     Things the original left unseeded (the within-batch shuffle, the distractor draw) are
     seeded here and the seed stored on each batch. Not idempotent: a condition that already
-    has batches raises ValidationError, and so does missing content (nothing is stored).
+    has a generated design raises ValidationError unless ``new_round`` (annotations.services.rounds;
+    imported batches never block it), and so does missing content (nothing is stored).
     """
-    _check_fresh(study, condition)
+    plan = plan_round(study=study, condition=condition, new_round=new_round)
     if condition not in COBBLER_CONDITIONS:
         raise ValidationError(f"The CoBBLEr design exists for {', '.join(COBBLER_CONDITIONS)} only.")
     instructions = {i.index: i for i in study.instructions.all()}
@@ -242,9 +239,9 @@ def generate_cobbler_batches(*, study: Study, condition: str, letter_map: Sequen
             _save_batch(
                 study=study,
                 condition=condition,
-                index=k - 1,
+                index=plan.first_index + k - 1,
                 seed=shuffle_seed,
-                label=f"CoBBLEr k={k}, instruction {index}",
+                label=plan.label(f"CoBBLEr k={k}, instruction {index}"),
                 tasks=tasks,
             )
         )
@@ -268,6 +265,7 @@ def generate_batches(
     pairs_per_batch: int = 15,
     instructions: Iterable[Instruction] | None = None,
     rankings_per_batch: int = 5,
+    new_round: bool = False,
 ) -> list[Batch]:
     """A fresh, seeded, counterbalanced design: one batch per instruction for pair conditions.
 
@@ -278,15 +276,17 @@ def generate_batches(
     above 0 each pairwise batch also gets attention checks and gold items at seeded
     positions (``_with_checks``); at 0 (the default) nothing changes. Ranking:
     ``rankings_per_batch`` instructions per batch, all responses, with the threshold bar.
-    Same seed, same design. Raises ValidationError (nothing stored) if the condition
-    already has batches or is unknown, or a rate is outside 0-1.
+    Same seed, same design. Raises ValidationError (nothing stored) if the condition is
+    unknown, a rate is outside 0-1, or the condition already has a generated design and this
+    is not a ``new_round`` (annotations.services.rounds: a round continues the batch indexes
+    and labels its batches ``round N: ``; imported batches never block a design).
     """
-    _check_fresh(study, condition)
+    plan = plan_round(study=study, condition=condition, new_round=new_round)
     chosen = list(instructions) if instructions is not None else list(study.instructions.all())
     if not chosen:
         raise ValidationError(f"Study {study.slug} has no instructions.")
     if condition == Condition.RANKING:
-        return _ranking_batches(study=study, seed=seed, instructions=chosen, per_batch=rankings_per_batch)
+        return _ranking_batches(study=study, seed=seed, instructions=chosen, per_batch=rankings_per_batch, plan=plan)
     if condition not in PAIRWISE_CONDITIONS:
         raise ValidationError(f"Crowd batches exist for ranking and {', '.join(PAIRWISE_CONDITIONS)} only.")
     if pairs_per_batch < 1:
@@ -333,9 +333,9 @@ def generate_batches(
             _save_batch(
                 study=study,
                 condition=condition,
-                index=index,
+                index=plan.first_index + index,
                 seed=seed,
-                label=f"instruction {instruction.index}",
+                label=plan.label(f"instruction {instruction.index}"),
                 tasks=tasks,
             )
         )
@@ -396,7 +396,9 @@ def _with_checks(
     return checks.interleave(items, extra, rng)
 
 
-def _ranking_batches(*, study: Study, seed: int, instructions: list[Instruction], per_batch: int) -> list[Batch]:
+def _ranking_batches(
+    *, study: Study, seed: int, instructions: list[Instruction], per_batch: int, plan: Round
+) -> list[Batch]:
     rng = random.Random(f"{seed}:ranking")
     ordered = sorted(instructions, key=lambda i: i.index)
     rng.shuffle(ordered)
@@ -417,9 +419,9 @@ def _ranking_batches(*, study: Study, seed: int, instructions: list[Instruction]
             _save_batch(
                 study=study,
                 condition=Condition.RANKING,
-                index=index,
+                index=plan.first_index + index,
                 seed=seed,
-                label=", ".join(f"#{i.index}" for i in group),
+                label=plan.label(", ".join(f"#{i.index}" for i in group)),
                 tasks=tasks,
             )
         )
@@ -434,14 +436,18 @@ def generate_design(
     pairs_per_batch: int = 15,
     cobbler_design_dir: str = "",
     letter_map: Sequence[dict[str, str]] | None = None,
+    new_round: bool = False,
 ) -> list[Batch]:
     """The one entry point of the page and the API: the paper's exact design when a CoBBLEr
     letter map is given (uploaded: ``letter_map``; or ``cobbler_design_dir``, a directory under
-    DATA_DIR/designs), otherwise a fresh design, which needs a seed. Raises ValidationError."""
+    DATA_DIR/designs), otherwise a fresh design, which needs a seed. ``new_round`` adds it beside a
+    design the condition already has (annotations.services.rounds). Raises ValidationError."""
     if letter_map is None and cobbler_design_dir:
         letter_map = confined_letter_map(cobbler_design_dir)
     if letter_map is not None:
-        return generate_cobbler_batches(study=study, condition=condition, letter_map=letter_map)
+        return generate_cobbler_batches(study=study, condition=condition, letter_map=letter_map, new_round=new_round)
     if seed is None:
         raise ValidationError("A fresh design needs a seed.")
-    return generate_batches(study=study, condition=condition, seed=seed, pairs_per_batch=pairs_per_batch)
+    return generate_batches(
+        study=study, condition=condition, seed=seed, pairs_per_batch=pairs_per_batch, new_round=new_round
+    )

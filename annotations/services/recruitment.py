@@ -10,6 +10,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 
 from annotations.models import Study
+from annotations.services.capacity import no_work_code
 
 PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete"
 # Prolific replaces these in the study URL with each participant's ids.
@@ -56,6 +57,8 @@ def recruitment_links(*, study: Study, request: HttpRequest) -> RecruitmentLinks
         ("completed", study.code_completed),
         ("failed qualification", study.code_failed_qualification),
         ("timed out", study.code_timed_out),
+        # Given to a worker turned away for lack of work (annotations.services.entry_gate).
+        ("no work available", no_work_code(study)),
     )
     xml = (
         f'<ExternalQuestion xmlns="{EXTERNAL_QUESTION_NS}">\n'

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Prefetch
 
-from annotations.models import Assignment, Participant, Response, Study, Submission, Task
+from annotations.models import Assignment, Participant, Response, ReviewDecision, Study, Submission, Task
 from annotations.pseudonyms import pseudonymise
-from annotations.services.studies import review_assignment
+from annotations.services.studies import check_decision, review_assignment
 from annotations.shown import answer_letter, check_texts, cue_banner
 from annotations.vocabulary import CrowdChoice
 
@@ -67,6 +68,16 @@ class ReviewEntry:
     assignment: Assignment
     flags: list[Flag]
     tasks: list[ReviewedTask] = field(default_factory=list)
+
+    @property
+    def decisions(self) -> list[ReviewDecision]:
+        """Its review history, oldest first (prefetched by review_entries)."""
+        return list(self.assignment.decisions.all())
+
+    @property
+    def last_decision(self) -> ReviewDecision | None:
+        decisions = self.decisions
+        return decisions[-1] if decisions else None
 
     @property
     def survey(self) -> list[tuple[str, str, object]]:
@@ -169,8 +180,8 @@ def matching_participants(*, study: Study, typed_id: str) -> list[Participant]:
 
 
 def review_entries(*, study: Study, assignment_ids: list[int]) -> list[ReviewEntry]:
-    """The assignments with every answer laid out as it was shown, in the order of ``assignment_ids``
-    (4 queries whatever the number of assignments and tasks)."""
+    """The assignments with every answer laid out as it was shown and their review history, in the
+    order of ``assignment_ids`` (5 queries whatever the number of assignments and tasks)."""
     submissions = Submission.objects.select_related(
         "task__instruction",
         "task__pair__response_a__candidate",
@@ -179,7 +190,7 @@ def review_entries(*, study: Study, assignment_ids: list[int]) -> list[ReviewEnt
     by_id = (
         Assignment.objects.filter(batch__study=study, pk__in=assignment_ids)
         .select_related("participant", "batch")
-        .prefetch_related(Prefetch("submissions", queryset=submissions))
+        .prefetch_related(Prefetch("submissions", queryset=submissions), "decisions")
         .in_bulk()
     )
     assignments = [by_id[pk] for pk in assignment_ids if pk in by_id]
@@ -251,18 +262,36 @@ def _ranking_answers(s: Submission, ranked: dict[int, Response]) -> list[ShownAn
     return out
 
 
+@dataclass(frozen=True)
+class BulkOutcome:
+    """What a bulk decision did: how many pending submissions it decided, and how many of the
+    selection it left alone because they were already decided."""
+
+    decided: int
+    left_alone: int
+
+
 @transaction.atomic
 def review_assignments(
-    *, study: Study, assignment_ids: list[int], decision: str, reason: str = "", note: str = ""
-) -> int:
-    """Approve or reject several submissions at once; all or nothing.
+    *,
+    study: Study,
+    assignment_ids: list[int],
+    decision: str,
+    reason: str = "",
+    note: str = "",
+    reviewer: Any = None,
+) -> BulkOutcome:
+    """Approve or reject the pending submissions among those selected; all or nothing.
 
-    Raises ValidationError (nothing changed) when no work is selected, an id is not this study's
-    submitted work, or a rejection has no reason. Idempotent per assignment.
+    Already decided work is left alone and counted: a bulk action never overturns a decision
+    (changing one takes a reason, one submission at a time). Raises ValidationError (nothing
+    changed) when no work is selected, an id is not this study's submitted work, or a rejection
+    has no reason.
     """
     ids = sorted(set(assignment_ids))
     if not ids:
         raise ValidationError("Select at least one submission.")
+    check_decision(decision=decision, reason=reason, note=note)
     found = list(
         Assignment.objects.select_for_update()
         .filter(batch__study=study, pk__in=ids, status=Assignment.Status.SUBMITTED)
@@ -270,6 +299,7 @@ def review_assignments(
     )
     if len(found) != len(ids):
         raise ValidationError("Some selected work is not this study's submitted work; nothing was changed.")
-    for assignment in found:
-        review_assignment(assignment=assignment, decision=decision, reason=reason, note=note)
-    return len(found)
+    pending = [a for a in found if a.review == Assignment.Review.PENDING]
+    for assignment in pending:
+        review_assignment(assignment=assignment, decision=decision, reason=reason, note=note, reviewer=reviewer)
+    return BulkOutcome(decided=len(pending), left_alone=len(found) - len(pending))

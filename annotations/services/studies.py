@@ -195,21 +195,37 @@ def batch_progress(*, study: Study) -> list[BatchProgress]:
 
 
 @transaction.atomic
-def review_assignment(*, assignment: Assignment, decision: str, note: str = "", reason: str = "") -> Assignment:
-    """Approve or reject one worker's submitted batch. Idempotent; rejection frees the place.
+def review_assignment(
+    *,
+    assignment: Assignment,
+    decision: str,
+    note: str = "",
+    reason: str = "",
+    change_reason: str = "",
+    reviewer: Any = None,
+) -> Assignment:
+    """Approve or reject one worker's submitted batch, kept in its review history with
+    ``reviewer``. Repeating the current decision changes nothing; rejection frees the place.
 
     A rejection needs a reason from RejectReason ("other" also needs a note), as Prolific asks;
-    an approval clears any earlier reason. Raises ValidationError, changing nothing, on bad input.
+    an approval clears any earlier reason and note. Changing a decided submission needs
+    ``change_reason`` (DecisionChangeNeedsReason otherwise). Raises ValidationError, changing
+    nothing, on bad input.
     """
+    check_decision(decision=decision, reason=reason, note=note)
+    if decision != Assignment.Review.REJECTED:
+        reason = ""
+    assignment.review_as(decision=decision, note=note, reason=reason, change_reason=change_reason, reviewer=reviewer)
+    return assignment
+
+
+def check_decision(*, decision: str, reason: str, note: str) -> None:
+    """The reviewer's side of a decision: a rejection says why. Raises ValidationError."""
     if decision == Assignment.Review.REJECTED:
         if reason not in RejectReason.values:
             raise ValidationError("Choose a reason for the rejection.")
         if reason == RejectReason.OTHER and not note.strip():
             raise ValidationError('Say why in the note when the reason is "Other".')
-    else:
-        reason = ""
-    assignment.review_as(decision=decision, note=note, reason=reason)
-    return assignment
 
 
 def submission_rows(*, study: Study) -> Iterator[dict]:

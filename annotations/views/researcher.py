@@ -16,10 +16,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from annotations import services
-from annotations.forms import GenerateBatchesForm, StudyCreateForm, StudySettingsForm
+from annotations.forms import AddRoundForm, GenerateBatchesForm, StudyCreateForm, StudySettingsForm
 from annotations.models import Assignment, Pair, Response, Study
+from annotations.services.capacity import study_capacity
 from annotations.services.recruitment import recruitment_links
 from annotations.services.review import flags_of
+from annotations.services.rounds import describe_round
 from cobbler_site.access import Audience, allow
 from cobbler_site.htmx import HtmxHttpRequest
 
@@ -70,6 +72,7 @@ def _hub_context(request: HtmxHttpRequest, study: Study, **forms: object) -> dic
         "gold_pairs": Pair.objects.filter(instruction__study=study, gold_response__isnull=False).count(),
     }
     progress = services.batch_progress(study=study)
+    capacity = study_capacity(study, planned=planned_places(request))
     return {
         "study": study,
         "content": content,
@@ -77,6 +80,9 @@ def _hub_context(request: HtmxHttpRequest, study: Study, **forms: object) -> dic
         "progress": progress,
         "batch_summary": {"total": len(progress), "complete": sum(1 for p in progress if p.complete)},
         "form": forms.get("form") or GenerateBatchesForm(),
+        "capacity": capacity,
+        "planned": capacity.planned,
+        "round_form": forms.get("round_form") or _blank_round_form(study),
         "settings_form": forms.get("settings_form") or StudySettingsForm(instance=study),
         "links": recruitment_links(study=study, request=request),
         # Related managers keep annotations free of imports from judging and analysis
@@ -84,6 +90,29 @@ def _hub_context(request: HtmxHttpRequest, study: Study, **forms: object) -> dic
         "judge_jobs": study.judge_jobs.manageable_by(request.user).select_related("judge").order_by("-created_at")[:20],
         "report_runs": study.report_runs.order_by("-created_at").values("profile", "status", "created_at")[:5],
     }
+
+
+MAX_PLANNED_PLACES = 1_000_000
+
+
+def planned_places(request: HtmxHttpRequest) -> int | None:
+    """The places the researcher will open on the platform, typed into the Capacity box.
+
+    Carried in the hub's URL (``?places=N``), not stored: a study has no field for it, and
+    a plan is checked against capacity before launch, not kept as data. None if absent or not a count.
+    """
+    raw = (request.GET.get("places") or request.POST.get("places") or "").strip()
+    if not raw.isdigit() or int(raw) > MAX_PLANNED_PLACES:
+        return None
+    return int(raw)
+
+
+def _blank_round_form(study: Study) -> AddRoundForm:
+    # A fresh seed by default (one past the largest used), so a new round draws new pairs; the
+    # condition the study already has (imported or generated), as growing it is the usual case.
+    seeds = [s for s in study.batches.values_list("seed", flat=True) if s is not None]
+    condition = study.batches.order_by("condition").values_list("condition", flat=True).first() or ""
+    return AddRoundForm(initial={"seed": max(seeds, default=0) + 1, "condition": condition})
 
 
 @allow(Audience.RESEARCHER)
@@ -131,15 +160,46 @@ def generate(request: HtmxHttpRequest, slug: str) -> HttpResponse:
                 seed=data.get("seed"),
                 pairs_per_batch=data.get("pairs_per_batch") or 15,
                 letter_map=data.get("cobbler_design"),
+                new_round=data.get("new_round", False),
             )
         except ValidationError as e:
             form.add_error(None, e)
         else:
-            messages.success(request, f"{len(made)} {data['condition']} batches generated.")
+            messages.success(request, describe_round(study=study, batches=made))
             return _back_to_hub(request, study, "batches")
     if request.htmx:
         return render(request, HUB + "#generate-form", {"study": study, "form": form}, status=422)
     return render(request, HUB, _hub_context(request, study, form=form), status=422)
+
+
+@allow(Audience.RESEARCHER)
+@require_POST
+def add_round(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """Add capacity from the hub: a new round of fresh batches for one condition, beside its others."""
+    study = _get_study_for_user(request, slug)
+    form = AddRoundForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            made = services.generate_batches(
+                study=study,
+                condition=data["condition"],
+                seed=data["seed"],
+                pairs_per_batch=data["pairs_per_batch"],
+                new_round=True,
+            )
+        except ValidationError as e:
+            form.add_error(None, e)
+        else:
+            messages.success(request, describe_round(study=study, batches=made))
+            # Back to the Capacity box, keeping the planned places so the comparison is redrawn.
+            places = planned_places(request)
+            url = reverse("annotations:study", args=[study.slug]) + (f"?places={places}" if places is not None else "")
+            return HttpResponseClientRedirect(url) if request.htmx else redirect(url + "#capacity")
+    if request.htmx:
+        context = {"study": study, "round_form": form, "planned": planned_places(request)}
+        return render(request, "annotations/researcher/_capacity.html#round-form", context, status=422)
+    return render(request, HUB, _hub_context(request, study, round_form=form), status=422)
 
 
 @allow(Audience.RESEARCHER)

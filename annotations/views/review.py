@@ -1,14 +1,16 @@
 """Reviewing a study's submitted work (staff only): answers beside the pair, quality flags,
-filters, bulk approve or reject with a reason, and a lookup by a typed Prolific/MTurk id."""
+filters, bulk approve or reject with a reason, a lookup by a typed Prolific/MTurk id, and the
+review history (a changed decision is confirmed with a reason; the history is exported)."""
 
 from __future__ import annotations
 
+import json
 from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.debug import sensitive_post_parameters
@@ -16,8 +18,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotations import services
 from annotations.forms import BulkReviewForm, LookupForm, ReviewDecisionForm, ReviewFilterForm
-from annotations.models import Assignment, RejectReason, Study
+from annotations.models import Assignment, DecisionChangeNeedsReason, RejectReason, Study
 from annotations.services import review as review_service
+from annotations.services.review_history import history_csv, history_rows
 from cobbler_site.access import Audience, allow
 from cobbler_site.htmx import HtmxHttpRequest
 
@@ -109,17 +112,18 @@ def review_bulk(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     if form.is_valid():
         data = form.cleaned_data
         try:
-            n = review_service.review_assignments(
+            outcome = review_service.review_assignments(
                 study=study,
                 assignment_ids=data["assignment"],
                 decision=data["decision"],
                 reason=data["reason"],
                 note=data["note"],
+                reviewer=request.user,
             )
         except ValidationError as e:
             form.add_error(None, e)
         else:
-            messages.success(request, f"{n} submission{'s' if n != 1 else ''} {data['decision']}.")
+            _bulk_message(request, outcome, data["decision"])
             return redirect(_review_url(study, filters))
     ids = review_service.review_queue(study=study, participant_ids=None, **filters)
     return render(
@@ -127,29 +131,82 @@ def review_bulk(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     )
 
 
+def _bulk_message(request: HtmxHttpRequest, outcome: review_service.BulkOutcome, decision: str) -> None:
+    n, kept = outcome.decided, outcome.left_alone
+    text = f"{n} submission{'s' if n != 1 else ''} {decision}."
+    if kept:
+        # Said every time: a bulk action must never look as if it overturned a decision.
+        text += (
+            f" {kept} already decided {'one was' if kept == 1 else 'ones were'} left alone;"
+            " to change a decision, open the submission and give a reason."
+        )
+    (messages.success if n else messages.warning)(request, text)
+
+
 @allow(Audience.RESEARCHER)
 @require_POST
 def review(request: HtmxHttpRequest, slug: str, assignment_id: int) -> HttpResponse:
-    """One decision on one submission; htmx swaps that submission's entry in place."""
+    """One decision on one submission; htmx swaps that submission's entry in place.
+
+    Changing a decided submission is a second step: the entry comes back asking why (422,
+    nothing changed), and the decision is made when the reviewer confirms with a reason.
+    """
     study = _get_study_for_user(request, slug)
     assignment = get_object_or_404(
         Assignment.objects.select_related("participant", "batch"), pk=assignment_id, batch__study=study
     )
     form = ReviewDecisionForm(request.POST)
-    error = ""
+    error, confirm = "", None
     if not form.is_valid():
         error = "; ".join(str(e) for errors in form.errors.values() for e in errors)
     else:
         try:
-            services.review_assignment(assignment=assignment, **form.cleaned_data)
+            services.review_assignment(assignment=assignment, reviewer=request.user, **form.cleaned_data)
+        except DecisionChangeNeedsReason as e:
+            confirm = {
+                **form.cleaned_data,
+                "pk": assignment.pk,
+                "current": e.current,
+                "asked_before": bool(request.POST.get("confirm")),  # confirmed without a reason
+            }
         except ValidationError as e:
             error = e.messages[0]
+    status = 422 if error or confirm else 200
     if request.htmx:
         [entry] = review_service.review_entries(study=study, assignment_ids=[assignment.pk])
-        context = {"study": study, "entry": entry, "error": error, "reasons": RejectReason.choices, "open": True}
-        return render(request, PAGE + "#review-entry", context, status=422 if error else 200)
+        context = {
+            "study": study,
+            "entry": entry,
+            "error": error,
+            "confirm": confirm,
+            "reasons": RejectReason.choices,
+            "open": True,
+        }
+        return render(request, PAGE + "#review-entry", context, status=status)
+    if confirm:
+        # Without htmx the confirmation is the review page showing this one submission.
+        filters = {"state": "all", "flag": "", "sort": "flags"}
+        filter_form = ReviewFilterForm(flags=review_service.flag_choices(study=study))
+        context = _page_context(request, study, filters, [assignment.pk], filter_form=filter_form, confirm=confirm)
+        return render(request, PAGE, context, status=status)
     if error:
         messages.error(request, error)
     else:
         messages.success(request, f"{assignment.participant} {assignment.review}.")
     return redirect(_review_url(study) + f"#review-{assignment.pk}")
+
+
+@allow(Audience.RESEARCHER)
+@require_GET
+def review_history(request: HtmxHttpRequest, slug: str, fmt: str) -> HttpResponse:
+    """Every review decision of the study (who, when, from, to, why) as CSV or JSON."""
+    study = _get_study_for_user(request, slug)
+    if fmt == "csv":
+        response = HttpResponse(history_csv(study=study), content_type="text/csv; charset=utf-8")
+    elif fmt == "json":
+        body = json.dumps({"study": study.slug, "decisions": list(history_rows(study=study))}, indent=1)
+        response = HttpResponse(body, content_type="application/json")
+    else:
+        raise Http404("Export as csv or json.")
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-review-history.{fmt}"'
+    return response

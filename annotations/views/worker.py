@@ -30,7 +30,9 @@ from annotations.models import (
     Submission,
     Task,
 )
+from annotations.services import entry_gate
 from annotations.services.answering import answered_by_another_page
+from annotations.services.capacity import has_free_place
 from annotations.services.crowd import is_mturk_preview, sample_task
 from annotations.services.lease_caps import client_network
 from annotations.services.recruitment import prolific_completion_url
@@ -135,6 +137,10 @@ def start(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     if entry.platform == Participant.Platform.MTURK and _in_cross_site_frame(request):
         context = {"study": study, "url": request.get_full_path()}
         return _frameable_by_mturk(render(request, "annotations/worker/open_in_tab.html", context))
+    if not entry_gate.admits(study=study, entry=entry):  # full: say so before consent, create nothing
+        return _no_work(
+            request, study, entry.platform, entry.mturk_host, retry_url=request.get_full_path(), at_door=True
+        )
     try:
         participant, session_hash = services.enter_study(study=study, entry=entry)
     except ValidationError as e:
@@ -147,10 +153,19 @@ def start(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     return response
 
 
+def _no_work(
+    request: HttpRequest, study: Study, platform: str, mturk_host: str, *, retry_url: str, at_door: bool
+) -> HttpResponse:
+    exit_ = entry_gate.no_work_exit(study=study, platform=platform, mturk_host=mturk_host)
+    context = {"study": study, "exit": exit_, "retry_url": retry_url, "at_door": at_door}
+    return render(request, "annotations/worker/no_work.html", context)
+
+
 def _preview(request: HttpRequest, study: Study) -> HttpResponse:
     """MTurk's preview: the consent text and one task, read-only. Nothing is created."""
     sample = sample_task(study)
-    context: dict = {"study": study, "sample": sample}
+    # Said before the HIT is accepted, so that nobody accepts work the study cannot give.
+    context: dict = {"study": study, "sample": sample, "full": not has_free_place(study)}
     if sample is not None and sample.kind == Task.Kind.PAIRWISE:
         context["slot_a"], context["slot_b"] = sample.slot_responses()
     elif sample is not None:
@@ -231,7 +246,10 @@ def work(request: HtmxHttpRequest, study: Study, participant: Participant, sessi
     network = client_network(throttle.client_ip(request))  # hashed: counts leases per address and network
     step = services.next_step(participant=participant, session_hash=session_hash, network=network)
     if step.name == "no_work":
-        return render(request, "annotations/worker/no_work.html", {"study": study})
+        identity = request.worker_identity  # type: ignore[attr-defined]  # set by worker_view
+        mturk_host = identity.mturk.host if identity.mturk else ""
+        retry = reverse("annotations:work", args=[study.slug])
+        return _no_work(request, study, participant.platform, mturk_host, retry_url=retry, at_door=False)
     if step.name == "lease_cap":  # no lease was granted; 429: this address may come back later
         return render(request, "annotations/worker/lease_cap.html", {"study": study}, status=429)
     return redirect(_step_url(study, step))

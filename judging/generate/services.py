@@ -11,7 +11,7 @@ import logging
 import random
 import re
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import transaction
 from django.db.models import F, Max
@@ -56,6 +56,57 @@ def start_generation_job(
     params, pair policy, sample size, mode or budget. When the key is this model's earlier
     output, only the instructions it has no answer to yet are generated.
     """
+    planned = plan_generation_job(
+        study=study,
+        judge=judge,
+        candidate_key=candidate_key,
+        params=params,
+        budget_usd=budget_usd,
+        pair_policy=pair_policy,
+        pair_sample_size=pair_sample_size,
+        seed=seed,
+        mode=mode,
+        prompt_version=prompt_version,
+        created_by=created_by,
+    )
+    job = planned.job
+    with transaction.atomic():
+        job.status = GenerationJob.Status.RUNNING
+        job.started_at = job.heartbeat_at = timezone.now()
+        job.save(force_insert=True)
+        Generation.objects.bulk_create(generation_rows(job, planned.instructions))
+        transaction.on_commit(lambda: _enqueue(job))
+    logger.info("generation job %s: %s answers from %s on %s", job.pk, job.total, judge.name, study.slug)
+    return job
+
+
+class GenerationJobPlan(NamedTuple):
+    """A generation job as start_generation_job would create it, before anything is written:
+    the job (unsaved) and the instructions it answers. judging.estimates prices it."""
+
+    job: GenerationJob
+    instructions: list[Instruction]
+
+
+def plan_generation_job(
+    *,
+    study: Study,
+    judge: Judge,
+    candidate_key: str = "",
+    params: dict[str, Any] | None = None,
+    budget_usd: Decimal | None = None,
+    pair_policy: str = GenerationJob.PairPolicy.ALL,
+    pair_sample_size: int | None = None,
+    seed: int = 0,
+    mode: str = GenerationJob.Mode.SYNC,
+    prompt_version: str = prompts.DEFAULT_VERSION,
+    created_by: Any = None,
+) -> GenerationJobPlan:
+    """Validate a generation job's input and build its job, unsaved (writes nothing).
+
+    The same checks and the same JobError as start_generation_job, which saves what this
+    returns; the estimate before launch (judging.estimates) prices it without saving.
+    """
     key = _check_model_and_key(study=study, judge=judge, candidate_key=candidate_key)
     params = _check_params(params)
     _check_options(
@@ -82,11 +133,8 @@ def start_generation_job(
             raise JobError(
                 f"pair sample size {pair_sample_size} is more than the {possible} pairs the new answers can form"
             )
-    # What is sent: the model's own settings, then the job's (the job wins).
-    sent = {**(judge.generation or {}), **params}
-    with transaction.atomic():
-        now = timezone.now()
-        job = GenerationJob.objects.create(
+    return GenerationJobPlan(
+        GenerationJob(
             study=study,
             judge=judge,
             candidate_key=key,
@@ -98,27 +146,25 @@ def start_generation_job(
             mode=mode,
             budget_usd=budget_usd,
             created_by=created_by,
-            status=GenerationJob.Status.RUNNING,
             total=len(instructions),
-            started_at=now,
-            heartbeat_at=now,
-        )
-        rows = []
-        for instruction in instructions:
-            messages = prompts.messages_for(instruction.text, version=prompt_version)
-            rows.append(
-                Generation(
-                    job=job,
-                    instruction=instruction,
-                    messages=messages,
-                    params=sent,
-                    prompt_hash=prompts.hash_of(messages),
-                )
+        ),
+        instructions,
+    )
+
+
+def generation_rows(job: GenerationJob, instructions: list[Instruction]) -> list[Generation]:
+    """The job's unsaved Generation rows, one per instruction, holding exactly what is sent."""
+    # What is sent: the model's own settings, then the job's (the job wins).
+    sent = {**(job.judge.generation or {}), **job.params}
+    rows = []
+    for instruction in instructions:
+        messages = prompts.messages_for(instruction.text, version=job.prompt_version)
+        rows.append(
+            Generation(
+                job=job, instruction=instruction, messages=messages, params=sent, prompt_hash=prompts.hash_of(messages)
             )
-        Generation.objects.bulk_create(rows)
-        transaction.on_commit(lambda: _enqueue(job))
-    logger.info("generation job %s: %s answers from %s on %s", job.pk, job.total, judge.name, study.slug)
-    return job
+        )
+    return rows
 
 
 def _enqueue(job: GenerationJob) -> None:

@@ -117,6 +117,9 @@ def test_the_claim_frees_places_held_by_unopened_leases(db):
     study = build_study("tight", overlap=1)
     services.generate_batches(study=study, condition="bandwagon", seed=3, pairs_per_batch=3)
     n_batches = study.batches.count()
+    real = Client()  # entered while places were free (a full study turns new arrivals away at the door)
+    enter(real, study, code="real")
+    qualify(real, study)
     squatters = []
     for i in range(n_batches):
         c = Client()
@@ -124,9 +127,6 @@ def test_the_claim_frees_places_held_by_unopened_leases(db):
         qualify(c, study)
         c.get(reverse("annotations:work", args=[study.slug]))  # lease, never open
         squatters.append(c)
-    real = Client()
-    enter(real, study, code="real")
-    qualify(real, study)
     assert real.get(reverse("annotations:work", args=[study.slug])).status_code == 200  # "no work"
     Assignment.objects.update(started_at=timezone.now() - timedelta(minutes=11))
     url = current_task_url(real, study)

@@ -167,7 +167,10 @@ def test_one_decision_with_htmx_swaps_the_entry_and_other_needs_a_note(researche
         f'<article class="card review-entry review-rejected" id="review-{fast.pk}"'
     )
     assert "✗ Rejected" in body and "Same answer throughout" in body and "<html" not in body
-    approve = researcher_client.post(url, {"decision": "approved"})
+    # Overturning the rejection is a second step with a reason (tests/annotations/test_review_history.py).
+    asked = researcher_client.post(url, {"decision": "approved"})
+    assert asked.status_code == 422 and Assignment.objects.get(pk=fast.pk).review == "rejected"
+    approve = researcher_client.post(url, {"decision": "approved", "change_reason": "checked again"})
     assert approve.status_code == 302
     fast.refresh_from_db()
     assert (fast.review, fast.review_reason) == ("approved", "")  # an approval clears the old reason

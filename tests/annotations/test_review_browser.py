@@ -42,6 +42,9 @@ def test_select_all_reject_with_a_reason_then_approve_one_in_place(live_server, 
     assert set(Assignment.objects.values_list("review", "review_reason")) == {("rejected", "low_effort")}
     first = made[0]
     page.click(f"#review-{first.pk} button.approve")
+    # Overturning a rejection asks why first (tests/annotations/test_review_history_browser.py).
+    page.fill(f"#change-reason-{first.pk}", "rechecked: the answers match")
+    page.click(f"#confirm-change-{first.pk}")
     expect(page.locator(f"#review-{first.pk} .state")).to_have_text("✓ Approved")
     expect(page.locator(f"#review-{first.pk} details.answers")).to_have_attribute("open", "")
     first.refresh_from_db()

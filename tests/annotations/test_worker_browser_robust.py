@@ -214,6 +214,11 @@ def test_axe_on_the_other_worker_pages(live_server, browser, viewport):
     """The pages a normal run does not pass: conflict, no work, MTurk completion, failed qualification."""
     study = _study(f"axe-{viewport}", overlap=1)
     base, table = live_server.url, []
+    # Qualified while a place was free: a study that is full at the door turns new workers away there.
+    late, failed = Client(), Client()
+    enter(late, study, code=f"late-{viewport}")
+    qualify(late, study)
+    enter(failed, study, code=f"fail-{viewport}")
 
     # A second tab answers first: the first tab is told.
     mturk = Client()
@@ -244,9 +249,6 @@ def test_axe_on_the_other_worker_pages(live_server, browser, viewport):
     assert Submission.objects.count() == 1
 
     # Nobody else gets a batch (overlap 1): no work.
-    late = Client()
-    enter(late, study, code=f"late-{viewport}")
-    qualify(late, study)
     other = _cookie_context(browser, late, base, VIEWPORTS[viewport]).new_page()
     other.goto(f"{base}/s/{study.slug}/work")
     expect(other.locator("h1")).to_have_text("No task is free right now")
@@ -262,8 +264,6 @@ def test_axe_on_the_other_worker_pages(live_server, browser, viewport):
     shot(tab1, f"worker-done-mturk-{viewport}")
 
     # A failed qualification.
-    failed = Client()
-    enter(failed, study, code=f"fail-{viewport}")
     failed.post(reverse("annotations:consent", args=[study.slug]), {"agree": "yes"})
     failed_page = _cookie_context(browser, failed, base, VIEWPORTS[viewport]).new_page()
     study.participants.filter(platform="code", qualified=False).update(

@@ -12,6 +12,7 @@ from django.test import Client, override_settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from annotations.services.design import generate_batches
 from cobbler_site import throttle
 from tests.annotations.conftest import build_study
 
@@ -43,10 +44,17 @@ def test_parse_rate():
         throttle.parse_rate("lots")
 
 
+def _open_study(slug: str):
+    """A study with free places: a study without batches turns every arrival away at the door."""
+    study = build_study(slug)
+    generate_batches(study=study, condition="plain", seed=1, pairs_per_batch=1)
+    return study
+
+
 @pytest.mark.django_db
 @override_settings(THROTTLE_START="30/min")
 def test_the_31st_start_in_a_minute_from_one_ip_is_refused():
-    study = build_study("thr")
+    study = _open_study("thr")
     client, ip = Client(), fresh_ip()
     for i in range(30):
         response = client.get(f"/s/{study.slug}/start?code=w{i}", REMOTE_ADDR=ip)
@@ -76,7 +84,7 @@ def test_forwarded_for_is_ignored_without_trusted_proxies():
 @pytest.mark.django_db
 @override_settings(THROTTLE_START="2/min", TRUSTED_PROXY_COUNT=1)
 def test_first_forwarded_hop_is_the_client_behind_a_trusted_proxy():
-    study = build_study("thr3")
+    study = _open_study("thr3")
     client, proxy, real = Client(), fresh_ip(), fresh_ip()
     for i in range(2):
         assert (
@@ -154,7 +162,7 @@ def test_the_api_user_throttle_still_limits(researcher, monkeypatch):
 @pytest.mark.django_db
 @override_settings(CACHES=DEAD_REDIS, THROTTLE_START="30/min", THROTTLE_LOGIN="10/min", THROTTLE_TOKEN="10/min")
 def test_everything_fails_open_when_redis_is_down(researcher, caplog):
-    study = build_study("dead")
+    study = _open_study("dead")
     with caplog.at_level(logging.WARNING, logger="cobbler_site.throttle"):
         start = Client().get(f"/s/{study.slug}/start?code=w1", REMOTE_ADDR=fresh_ip())
         assert start.status_code == 302

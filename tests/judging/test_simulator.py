@@ -121,7 +121,9 @@ def test_it_holds_hundreds_of_concurrent_requests(simulator):
     elapsed = time.monotonic() - start
     assert codes == [200] * 250
     assert simulator.stats.peak_in_flight >= 60  # 64 is the fixture's endpoint concurrency
-    assert elapsed < 4 * 0.5 + 1.5  # 250 / 64 slots = 4 rounds of 0.5 s
+    # Ideal: 250 / 64 slots = 4 rounds of 0.5 s; one at a time would take 125 s. The bound proves
+    # concurrency with room for a loaded machine (5.2 s was seen beside two other suites).
+    assert elapsed < 250 * 0.5 / 8
 
 
 def test_the_site_mounts_the_simulator_for_make_run(client, settings):

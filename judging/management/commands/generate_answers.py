@@ -1,4 +1,5 @@
-"""`generate_answers --study SLUG --model NAME [--max-tokens N] [--budget USD] [--wait] [--pairs all|none|N]`."""
+"""`generate_answers --study SLUG --model NAME [--max-tokens N] [--budget USD] [--wait] [--pairs all|none|N]
+[--dry-run]`."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotations.models import Study
 from judging import services
+from judging.estimates import estimate_generation_job, summary_lines
 from judging.generate.services import finish_generation_job, is_finalised, start_generation_job
 from judging.management.commands.run_judges import wait_with_progress
 from judging.models import GenerationJob, Judge
@@ -38,6 +40,11 @@ class Command(BaseCommand):
         parser.add_argument("--candidate-key", default="", help="default: the model's name")
         parser.add_argument("--batch", action="store_true", help="run through the Batch API (batch price)")
         parser.add_argument("--wait", action="store_true", help="show a progress bar until the job ends")
+        parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="print the calls, tokens and cost the job would spend, and a proposed budget; create nothing",
+        )
 
     def handle(self, *args: Any, **o: Any) -> None:
         try:
@@ -52,18 +59,23 @@ class Command(BaseCommand):
         if model is None:
             raise CommandError(f"no registered model called {o['model']!r} (create it with create_judge)")
         params = {"max_tokens": o["max_tokens"]} if o["max_tokens"] is not None else {}
+        options = {
+            "study": study,
+            "judge": model,
+            "candidate_key": o["candidate_key"],
+            "params": params,
+            "budget_usd": budget,
+            "pair_policy": policy,
+            "pair_sample_size": size,
+            "seed": o["seed"],
+            "mode": GenerationJob.Mode.BATCH if o["batch"] else GenerationJob.Mode.SYNC,
+        }
         try:
-            job = start_generation_job(
-                study=study,
-                judge=model,
-                candidate_key=o["candidate_key"],
-                params=params,
-                budget_usd=budget,
-                pair_policy=policy,
-                pair_sample_size=size,
-                seed=o["seed"],
-                mode=GenerationJob.Mode.BATCH if o["batch"] else GenerationJob.Mode.SYNC,
-            )
+            if o["dry_run"]:
+                lines = summary_lines(estimate_generation_job(**options))
+                self.stdout.write("\n".join([f"dry run: nothing created; {model.name} on {study.slug}", *lines]))
+                return
+            job = start_generation_job(**options)
         except services.JobError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(

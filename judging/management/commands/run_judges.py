@@ -1,4 +1,5 @@
-"""`run_judges --study SLUG --judge NAME [--conditions order,bandwagon] [--pair-set all|human] [--batch] [--wait]`."""
+"""`run_judges --study SLUG --judge NAME [--conditions order,bandwagon] [--pair-set all|human] [--batch] [--wait]
+[--dry-run]`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from django.db import transaction
 
 from annotations.models import Study
 from annotations.vocabulary import Condition
-from judging import prompts, services
+from judging import estimates, prompts, services
 from judging.models import Judge, JudgeJob
 from judging.vocabulary import Parser
 
@@ -44,6 +45,11 @@ class Command(BaseCommand):
             help="send the calls through the model's Batch API (batch price, answered within 24 h)",
         )
         parser.add_argument("--wait", action="store_true", help="show a progress bar until the job ends")
+        parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="print the calls, tokens and cost the job would spend, and a proposed budget; create nothing",
+        )
 
     def handle(self, *args: Any, **o: Any) -> None:
         try:
@@ -61,20 +67,28 @@ class Command(BaseCommand):
                     judge = services.ensure_baseline_judge(name=o["judge"])
                 if judge is None:
                     raise CommandError(f"no judge called {o['judge']!r} (create it with create_judge)")
-                job = services.start_judge_job(
-                    study=study,
-                    judge=judge,
-                    condition_names=o["conditions"].split(","),
-                    pair_set=o["pair_set"],
-                    budget_usd=budget,
-                    bandwagon_percent=o["bandwagon_percent"],
-                    parser=o["parser"],
-                    prompt_version=o["prompt_version"],
-                    seed=o["seed"],
-                    mode=JudgeJob.Mode.BATCH if o["batch"] else JudgeJob.Mode.SYNC,
-                )
+                options = {
+                    "study": study,
+                    "judge": judge,
+                    "condition_names": o["conditions"].split(","),
+                    "pair_set": o["pair_set"],
+                    "budget_usd": budget,
+                    "bandwagon_percent": o["bandwagon_percent"],
+                    "parser": o["parser"],
+                    "prompt_version": o["prompt_version"],
+                    "seed": o["seed"],
+                    "mode": JudgeJob.Mode.BATCH if o["batch"] else JudgeJob.Mode.SYNC,
+                }
+                if o["dry_run"]:
+                    lines = estimates.summary_lines(estimates.estimate_judge_job(**options))
+                    transaction.set_rollback(True)  # a baseline judge made on demand goes too
+                else:
+                    job = services.start_judge_job(**options)
         except services.JobError as exc:
             raise CommandError(str(exc)) from None
+        if o["dry_run"]:
+            self.stdout.write("\n".join([f"dry run: nothing created; {judge.name} on {study.slug}", *lines]))
+            return
         via = " through the Batch API" if job.mode == JudgeJob.Mode.BATCH else ""
         self.stdout.write(f"job {job.pk}: {job.total} judgments queued{via} for {judge.name} on {study.slug}")
         if o["wait"]:
