@@ -33,6 +33,12 @@ class Profile:
     # Work with a quality flag (annotations.quality, docs/methods.md "Crowd quality"): "keep"
     # (it counts like any other) | "exclude" (it does not count, in every section).
     flagged_work: str = "keep"
+    # The alternative annotator test (docs/methods.md): the margin epsilon the study's annotators
+    # call for (the paper: 0.2 experts, 0.15 skilled annotators, 0.1 crowd workers), the labels an
+    # item needs to count and the items an annotator needs to be tested.
+    alt_test_epsilon: float = 0.1
+    alt_test_min_annotators: int = 2
+    alt_test_min_items: int = 30
 
     def choices(self) -> dict[str, object]:
         return asdict(self)

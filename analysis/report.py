@@ -42,12 +42,18 @@ def build_report(
     report["judge_jobs"] = counted
     report["counted_work"] = counted_work(study=study, profile=chosen, judge_jobs=counted)
     report["summary"] = build_summary(report)
+    from analysis.sections import leaderboard
+
+    with loaders.named_jobs(jobs):  # the leaderboard reads the verdict cards and the counted calls
+        report["leaderboard"] = cast(
+            list, _without_non_finite(leaderboard.build(report=report, study=study, profile=chosen))
+        )
     report["no_data"] = empty_reasons(report)
     return report
 
 
 def _build(*, study: Study, chosen: Profile, progress: Progress | None, counts: dict) -> dict:
-    from analysis.sections import agreement, bias, gold, length_control, paper
+    from analysis.sections import agreement, alt_test, bias, bt_rankings, gold, length_control, paper
 
     step = progress or (lambda _label, _fraction: None)
     report: dict = {
@@ -63,10 +69,12 @@ def _build(*, study: Study, chosen: Profile, progress: Progress | None, counts: 
     step("bias", 0.0)
     report.update(bias.build_section(study=study, profile=chosen))  # "bias" and "bias_reference"
     report["gold_accuracy"] = gold.build(study=study, profile=chosen)
+    report["alt_test"] = alt_test.build(study=study, profile=chosen)
     step("agreement", 0.3)
     report["agreement"] = agreement.build(study=study, profile=chosen)
     step("length control", 0.6)
     report["length_control"] = length_control.build(study=study, profile=chosen)
+    report["bt_rankings"] = bt_rankings.build(study=study, profile=chosen)
     step("paper", 0.8)
     report["paper"] = paper.build(study=study, profile=chosen) if chosen.name == "cobbler-paper" else {}
     step("done", 1.0)

@@ -60,8 +60,23 @@ def dashboard(request: HtmxHttpRequest) -> HttpResponse:
         .values("id", "study_id", "profile", "status", "created_at")
     ):
         last_run.setdefault(run["study_id"], run)
+    # The judge leaderboard of each study's latest finished report (only that key of its JSON).
+    boards: dict[int, list] = {}
+    for study_id, board in (
+        ReportRun.objects.filter(study__in=studies, status=ReportRun.Status.DONE)
+        .order_by("-created_at")
+        .values_list("study_id", "result__leaderboard")
+    ):
+        boards.setdefault(study_id, board if isinstance(board, list) else [])
     rows = [
-        {"study": s, "progress": progress[s.pk], "jobs": jobs[s.pk][:5], "run": last_run.get(s.pk)} for s in studies
+        {
+            "study": s,
+            "progress": progress[s.pk],
+            "jobs": jobs[s.pk][:5],
+            "run": last_run.get(s.pk),
+            "leaderboard": boards.get(s.pk) or [],
+        }
+        for s in studies
     ]
     return render(request, "analysis/dashboard.html", {"rows": rows})
 

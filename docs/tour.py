@@ -72,6 +72,12 @@ def main() -> None:
         # The first picture of the README: the verdict cards, the answer at a glance.
         page.locator("#summary").screenshot(path=OUT / "tour-summary.png")
         page.locator(".figures").screenshot(path=OUT / "tour-report.png")
+        # The whole table, not its scroll box: widen the page's column for this one picture.
+        page.set_viewport_size({"width": 1750, "height": 860})
+        page.evaluate(
+            "document.querySelectorAll('main, #leaderboard .table-wrap').forEach(e => e.style.maxWidth = 'none')"
+        )
+        page.locator("#leaderboard").screenshot(path=OUT / "tour-leaderboard.png")
         browser.close()
 
 

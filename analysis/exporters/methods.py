@@ -93,7 +93,31 @@ def methods_paragraphs(report: dict) -> list[str]:
             f"section row's. The report read data version {report.get('data_version', '?')}. See docs/methods.md, "
             f"'Verdict summary' and 'Report states'."
         )
+    paragraphs += _section_methods(report)
     return paragraphs
+
+
+# Sections whose rows each carry their own method text: the first row's says how all were computed.
+SECTION_METHODS = (
+    ("alt_test", "Alternative annotator test"),
+    ("bt_rankings", "Rankings with uncertainty (Bradley-Terry)"),
+    ("leaderboard", "Judge leaderboard"),
+)
+
+
+def _section_methods(report: dict) -> list[str]:
+    out = []
+    for key, title in SECTION_METHODS:
+        rows = [r for r in report.get(key) or [] if r.get("method")]
+        if rows:
+            out.append(f"{title} ({len(report[key])} rows): {rows[0]['method']}.")
+    gold_rows = [r for r in report.get("bias_reference") or [] if r.get("reference") == "gold"]
+    if gold_rows:
+        out.append(
+            f"Length and self-preference against gold labels ({len(gold_rows)} rows): {gold_rows[0]['estimand']}; "
+            f"{gold_rows[0]['test']}; {gold_rows[0]['interval']}."
+        )
+    return out
 
 
 def gold_paragraph(rows: list[dict]) -> str:

@@ -5,7 +5,40 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from analysis.exporters import bt_tables
+
 LEADING = {
+    "leaderboard": [
+        "subject",
+        "kind",
+        "agreement",
+        "agreement_ci95_low",
+        "agreement_ci95_high",
+        "agreement_n",
+        "agreement_condition",
+        "alt_advantage",
+        "alt_winning_rate",
+        "alt_passed",
+        "gold_accuracy",
+        "position_consistency",
+        "p_first_slot",
+        "p_longer",
+        "biased_toward",
+        "cost_per_1000",
+        "seconds_per_1000",
+    ],
+    "alt_test": [
+        "subject",
+        "epsilon",
+        "profile_epsilon",
+        "testable",
+        "winning_rate",
+        "advantage_prob",
+        "passed",
+        "n_annotators",
+        "n_items",
+        "reason",
+    ],
     "bias": ["subject", "bias", "value", "n", "valid_rate", "random", "ci95_low", "ci95_high", "p_value"],
     "bias_reference": [
         "subject",
@@ -39,6 +72,8 @@ LEADING = {
         "ci95_low",
         "ci95_high",
     ],
+    "bt_rankings": bt_tables.SYSTEM_COLUMNS,
+    "bt_rankings_subjects": bt_tables.SUBJECT_COLUMNS,
     "paper": ["key", "value"],
     "manifest": ["key", "value"],
 }
@@ -49,8 +84,19 @@ LEGEND_COLUMNS = {
     "bias_reference": ("reference_detail", "estimand", "test", "interval", "method"),
     "gold_accuracy": ("estimand", "method", "interval"),
     "agreement": ("ties_rule", "unit", "aggregate", "interval"),
+    "bt_rankings_subjects": ("method",),
+    "leaderboard": ("method",),
+    "alt_test": ("method",),
 }
-LEGEND_PREFIX = {"bias": "B", "bias_reference": "R", "gold_accuracy": "G", "agreement": "A"}
+LEGEND_PREFIX = {
+    "bias": "B",
+    "bias_reference": "R",
+    "gold_accuracy": "G",
+    "agreement": "A",
+    "bt_rankings_subjects": "T",
+    "leaderboard": "L",
+    "alt_test": "X",
+}
 LC_SCALARS = (
     "unit",
     "join",
@@ -131,10 +177,16 @@ def tidy_tables(report: dict) -> list[Table]:
         null_rows = [{"condition": "(all)", **lc.get("null_vs_human", {})}, *lc.get("null_vs_human_by_condition", [])]
     summary = [{"key": k, "value": lc[k]} for k in LC_SCALARS if k in lc]
     summary += [{"key": f"counts.{k}", "value": v} for k, v in (lc.get("counts") or {}).items()]
+    # The leaderboard leads: one row per judge, the null judge and the human ceiling, side by side.
+    board = [r | {"biased_toward": ", ".join(r.get("biased_toward") or [])} for r in report.get("leaderboard") or []]
+    # Per-annotator p-values and skipped annotators stay in the JSON (one column each would be wide).
+    alt = [{k: v for k, v in r.items() if k not in ("p_values", "skipped")} for r in report.get("alt_test") or []]
     return [
+        _table("leaderboard", board),
         _table("bias", report.get("bias") or []),
         _table("bias_reference", report.get("bias_reference") or []),
         _table("gold_accuracy", report.get("gold_accuracy") or []),
+        _table("alt_test", alt),
         _table("agreement", report.get("agreement") or []),
         _table("length_control_summary", summary),
         _table("length_control_judge_vs_human", lc.get("judge_vs_human", [])),
@@ -143,6 +195,8 @@ def tidy_tables(report: dict) -> list[Table]:
         _table("length_control_strata", lc.get("strata", [])),
         _table("length_control_null_strata", lc.get("null_strata", [])),
         _table("length_control_strata_differences", lc.get("strata_differences", [])),
+        _table("bt_rankings", bt_tables.system_rows(report.get("bt_rankings") or [])),
+        _table("bt_rankings_subjects", bt_tables.subject_rows(report.get("bt_rankings") or [])),
         _table("paper", flatten_mapping(report.get("paper") or {})),
         _table("manifest", flatten_mapping(report.get("manifest") or {})),
     ]

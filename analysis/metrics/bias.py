@@ -149,9 +149,7 @@ def judge_bias_units(judgments: pd.DataFrame, *, profile: Profile) -> pd.DataFra
             # Against the cue both times: the mirror image (same arrangement, the cue moved).
             against1 = pairs["valid1"] & (pairs["choice1"] != pairs["cue_slot1"])
             against2 = pairs["valid2"] & (pairs["choice2"] != pairs["cue_slot2"])
-            parts.append(
-                _count(pairs, mask, followed1 & followed2, condition, pairs["answered"], against1 & against2)
-            )
+            parts.append(_count(pairs, mask, followed1 & followed2, condition, pairs["answered"], against1 & against2))
     parts = [p for p in parts if p is not None and not p.empty]
     return pd.concat(parts, ignore_index=True)[UNIT_COLUMNS] if parts else pd.DataFrame(columns=UNIT_COLUMNS)
 

@@ -7,6 +7,7 @@ name; each card's ``text`` joins its claims, biased findings first.
 
 from __future__ import annotations
 
+from analysis.summary.alt_test_claims import alt_test_claims
 from analysis.summary.claims import (
     CLAIMED,
     TESTED,
@@ -49,6 +50,7 @@ def build_summary(report: dict) -> list[dict]:
         claims += agreements
         claims += [length_claim(r) for r in lc.get("judge_vs_human") or [] if r["judge"] == judge]
         claims += gold_claims(judge, gold)
+        claims += alt_test_claims(judge, report.get("alt_test") or [])
         judges.append(_card(judge, "judge", claims))
     judges += _waiting_judges(report, have={c["subject"] for c in judges})
     return cards + sorted(judges, key=lambda c: c["subject"])

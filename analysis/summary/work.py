@@ -100,6 +100,12 @@ def empty_reasons(report: dict) -> dict[str, dict | None]:
         reasons["gold_accuracy"] = _NO_GOLD
     if not report.get("agreement"):
         reasons["agreement"] = _join(humans_ranking, humans_pairwise, judges)
+    if not report.get("leaderboard"):
+        reasons["leaderboard"] = judges or _NOTHING
+    if not report.get("alt_test"):
+        reasons["alt_test"] = judges or _NOTHING  # a judge always gets a row, testable or why not
+    if not report.get("bt_rankings"):
+        reasons["bt_rankings"] = reasons["bt_rankings_subjects"] = _join(humans_pairwise, judges) or _NOTHING
     no_votes = humans_pairwise
     no_join = judges or {
         "reason": "No judge verdict on the pairs the humans voted on",

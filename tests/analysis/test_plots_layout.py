@@ -191,7 +191,7 @@ def check_every_plot(report: dict, label: str) -> list[Plot]:
         for plot in plots:
             plot.figure.savefig(out / f"{label}-{report['profile']}-{plot.name}.png", dpi=96)
     assert problems == [], "\n".join(problems)
-    assert [p.name for p in plots] == ["bias", "rbo", "valid", "strata"]
+    assert [p.name for p in plots] == ["bias", "rbo", "valid", "strata", "bt_rankings"]
     return plots
 
 

@@ -94,7 +94,7 @@ def test_downloads_serve_the_stored_report(researcher_client, study):
     assert data["length_control"] == run.result["length_control"]
     html = researcher_client.get(reverse("analysis:report-download", args=["views", "html"]))
     assert html["Content-Disposition"] == 'attachment; filename="views-default.html"'
-    assert html.content.count(b"data:image/svg+xml;base64,") == 4
+    assert html.content.count(b"data:image/svg+xml;base64,") == 5
     zipped = researcher_client.get(reverse("analysis:report-download", args=["views", "csv"]))
     assert zipped["Content-Type"] == "application/zip"
     assert researcher_client.get(reverse("analysis:report-download", args=["views", "pdf"])).status_code == 404
