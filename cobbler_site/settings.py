@@ -325,11 +325,33 @@ SPECTACULAR_SETTINGS = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        # Django's own format for the development server's access lines (django.utils.log).
+        "django.server": {
+            "()": "django.utils.log.ServerFormatter",
+            "format": "[{server_time}] {message}",
+            "style": "{",
+        },
+    },
+    "filters": {"quiet_simulator": {"()": "cobbler_site.log_filters.QuietSimulatorRequests"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "plain"},
+        "django.server": {
+            "class": "logging.StreamHandler",
+            "formatter": "django.server",
+            "filters": ["quiet_simulator"],
+        },
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    # httpx logs every request line; keep it quiet so nothing sensitive ends up in logs.
-    "loggers": {"httpx": {"level": "WARNING"}, "httpx2": {"level": "WARNING"}, "openai": {"level": "WARNING"}},
+    "loggers": {
+        # httpx logs every request line; keep it quiet so nothing sensitive ends up in logs.
+        "httpx": {"level": "WARNING"},
+        "httpx2": {"level": "WARNING"},
+        "openai": {"level": "WARNING"},
+        # `make run`: the demo judge's simulator calls would bury every other access line.
+        "django.server": {"handlers": ["django.server"], "level": "INFO", "propagate": False},
+    },
 }
 
 # Crowd-work defaults (each study sets its own lease: Study.lease_minutes).

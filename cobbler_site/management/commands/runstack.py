@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -60,8 +61,10 @@ class Command(BaseCommand):
             [python, "manage.py", "runserver", f"{host}:{port}", "--noreload"],
             env=env,
         )
-        self.stdout.write(f"Serving http://{host}:{port}/ with a worker; Ctrl-C stops both.")
         try:
+            # Say "Serving" once the port answers, not before: a click on the link too early fails.
+            if wait_until_listening(host, port, web):
+                self.stdout.write(f"Serving http://{host}:{port}/ with a worker; Ctrl-C stops both.")
             while web.poll() is None and worker.poll() is None:
                 time.sleep(0.5)
         except KeyboardInterrupt:
@@ -80,6 +83,19 @@ class Command(BaseCommand):
         # A database seeded for another port keeps working: the demo judge follows this server.
         if point_demo_judge_at(base_url=base_url):
             self.stdout.write(f"demo judge now calls {base_url}")
+
+
+def wait_until_listening(host: str, port: int, process: subprocess.Popen, timeout: float = 60.0) -> bool:
+    """True once ``host:port`` accepts a connection; False if ``process`` exits first or time runs out."""
+    address = "127.0.0.1" if host in ("0.0.0.0", "") else "::1" if host == "::" else host
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            with socket.create_connection((address, port), timeout=0.5):
+                return True
+        except OSError:
+            time.sleep(0.2)
+    return False
 
 
 def _child_env(*, host: str, port: int) -> dict[str, str]:
