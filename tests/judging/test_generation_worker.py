@@ -32,7 +32,11 @@ def finalised(job: GenerationJob, timeout: float = 90) -> bool:
         job.refresh_from_db()
         return job.is_finished and (job.status != "completed" or is_finalised(job))
 
-    return wait_until(check, timeout=timeout, interval=0.3)
+    done = wait_until(check, timeout=timeout, interval=0.3)
+    # The job was read before is_finalised's query: finish_generation_job may have committed in
+    # between (PostgreSQL, read committed), so read it again for the candidate it set.
+    job.refresh_from_db()
+    return done
 
 
 def test_a_simulated_model_answers_the_demo_and_every_pair_is_extended(make_sim_judge, simulator, judge_worker):
