@@ -10,7 +10,7 @@ never a made-up value.
 
 from __future__ import annotations
 
-from django.db.models import Avg, Count, Sum
+from django.db.models import Avg, Count, F, Sum
 
 from analysis import loaders
 from analysis.length.core import orient
@@ -53,7 +53,8 @@ def build(*, report: dict, study: Study, profile: Profile) -> list[dict]:
     responses = response_lengths(study=study, profile=profile)
     votes = load_votes(study=study, responses=responses, profile=profile)
     judgments = loaders.judgments_frame(study)
-    rows = [_judge_row(judge, report, judgments) | _costs(study, judge, report) for judge in judges]
+    costs = _costs(study, report)
+    rows = [_judge_row(judge, report, judgments) | costs.get(judge, {}) for judge in judges]
     agreements = [r for r in rows if r["agreement_condition"]]
     condition = agreements[0]["agreement_condition"] if agreements else CONDITIONS[0]
     oriented = orient(votes, join=profile.pair_join) if not votes.empty else votes
@@ -143,22 +144,35 @@ def _verdicts(report: dict, subject: str) -> list[str]:
     return sorted(set(found))
 
 
-def _costs(study: Study, judge: str, report: dict) -> dict:
-    counted = loaders.counted_judgments(study).filter(job__judge__name=judge)
-    totals = counted.aggregate(calls=Count("id"), cost=Sum("cost_usd"), latency=Avg("latency_ms"))
-    calls = int(totals["calls"] or 0)
-    jobs = {r["job"] for r in report.get("judge_jobs") or [] if r["judge"] == judge}
-    seconds, done = 0.0, 0
-    for job in JudgeJob.objects.filter(pk__in=jobs).exclude(parser=Parser.IMPORTED):  # imported: no wall-clock
-        if job.started_at and job.finished_at and job.done:
-            seconds += (job.finished_at - job.started_at).total_seconds()
-            done += job.done
-    return {
-        "calls": calls,
-        "cost_per_1000": float(totals["cost"]) / calls * 1000 if calls and totals["cost"] is not None else None,
-        "latency_ms": float(totals["latency"]) if totals["latency"] is not None else None,
-        "seconds_per_1000": seconds / done * 1000 if done else None,
+def _costs(study: Study, report: dict) -> dict[str, dict]:
+    """judge name -> its calls, cost and latency over the counted calls, and wall-clock time per
+    1,000 calls over its counted run jobs; one grouped query each, for every judge at once."""
+    totals = {
+        row["judge"]: row
+        for row in loaders.counted_judgments(study)
+        .values(judge=F("job__judge__name"))
+        .annotate(calls=Count("id"), cost=Sum("cost_usd"), latency=Avg("latency_ms"))
     }
+    timed: dict[str, list[float]] = {}
+    counted_jobs = {r["job"] for r in report.get("judge_jobs") or []}
+    # Imported jobs have no wall-clock time of their own.
+    for job in JudgeJob.objects.filter(pk__in=counted_jobs).exclude(parser=Parser.IMPORTED).select_related("judge"):
+        if job.started_at and job.finished_at and job.done:
+            seconds_done = timed.setdefault(job.judge.name, [0.0, 0.0])
+            seconds_done[0] += (job.finished_at - job.started_at).total_seconds()
+            seconds_done[1] += job.done
+    out = {}
+    for judge in {*totals, *timed}:
+        t = totals.get(judge) or {"calls": 0, "cost": None, "latency": None}
+        calls = int(t["calls"] or 0)
+        seconds, done = timed.get(judge, (0.0, 0.0))
+        out[judge] = {
+            "calls": calls,
+            "cost_per_1000": float(t["cost"]) / calls * 1000 if calls and t["cost"] is not None else None,
+            "latency_ms": float(t["latency"]) if t["latency"] is not None else None,
+            "seconds_per_1000": seconds / done * 1000 if done else None,
+        }
+    return out
 
 
 def _null_row(oriented, condition: str) -> dict:
