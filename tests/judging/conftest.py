@@ -119,3 +119,12 @@ def judge_worker(start_worker, monkeypatch):
         JUDGING_CHUNK_SIZE="10",
     )
     return start_worker
+
+
+def open_launch_form(page, live_server) -> None:
+    """Log ``researcher`` (alice) in through the login page and land on the judge-job launch form."""
+    page.goto(f"{live_server.url}/accounts/login/?next=/judging/jobs/")
+    page.fill("input[name=username]", "alice")
+    page.fill("input[name=password]", "alice-password")
+    page.click("button[type=submit], input[type=submit]")
+    page.wait_for_url("**/judging/jobs/")

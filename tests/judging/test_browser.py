@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import ARTIFACTS
+from tests.judging.conftest import open_launch_form
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.slow]
 
@@ -17,11 +18,7 @@ def page(browser):
 def test_launch_and_watch_a_job(live_server, page, researcher, study, make_sim_judge, judge_worker):
     make_sim_judge(name="sim-judge", knobs="latency_ms=150,invalid=0.1,seed=2", max_concurrency=4)
     judge_worker()
-    page.goto(f"{live_server.url}/accounts/login/?next=/judging/jobs/")
-    page.fill("input[name=username]", "alice")
-    page.fill("input[name=password]", "alice-password")
-    page.click("button[type=submit], input[type=submit]")
-    page.wait_for_url("**/judging/jobs/")
+    open_launch_form(page, live_server)
     page.select_option("select[name=study]", label="tiny")
     page.select_option("select[name=judge]", label="sim-judge")
     page.check("input[name=conditions][value=bandwagon]")

@@ -6,6 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from judging.estimates import estimate_judge_job
+from tests.judging.conftest import open_launch_form
 
 # expect() polls from Playwright's own world: the page's CSP allows no evaluated script.
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -14,11 +15,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 def test_the_estimate_follows_the_form_and_proposes_the_budget(live_server, browser, researcher, study, make_sim_judge):
     judge = make_sim_judge(name="sim-judge", knobs="seed=2")
     page = browser.new_page()
-    page.goto(f"{live_server.url}/accounts/login/?next=/judging/jobs/")
-    page.fill("input[name=username]", "alice")
-    page.fill("input[name=password]", "alice-password")
-    page.click("button[type=submit], input[type=submit]")
-    page.wait_for_url("**/judging/jobs/")
+    open_launch_form(page, live_server)
     page.select_option("select[name=study]", label="tiny")
     page.select_option("select[name=judge]", label="sim-judge")
     page.click("#launch-form button[name=preview]")
