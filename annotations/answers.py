@@ -21,6 +21,14 @@ from annotations.vocabulary import CrowdChoice
 from cobbler_site.text_safety import refuse_unsafe_text
 
 BAR = "bar"  # the posted value of the "acceptable above this line" bar
+# The worker page's box that says the bar was placed: rank.js ticks it once the bar moves, and a
+# worker who wants it on top (no answer acceptable) ticks it. Without it an untouched bar would
+# record "nothing is acceptable" for a worker who never saw it.
+BAR_PLACED = "bar_placed"
+BAR_NOT_PLACED = (
+    "Place the black 'acceptable' bar: move it below the answers you find acceptable, or tick "
+    "'The bar is where I want it' if it already is (on top: no answer is acceptable)."
+)
 TIE = CrowdChoice.TIE  # the posted (and stored) choice "no preference", where the study allows ties
 # Long enough for a few sentences of reasons, short enough that a paste of the answer
 # text itself (or of anything else) is refused rather than stored.
@@ -53,8 +61,15 @@ def display_order(*, participant_id: int, task_id: int, response_ids: list[int])
     return order
 
 
-def parse_ranking(values: list[str], *, expected: list[int], with_bar: bool, shown: list[int]) -> Answer:
-    """Check a posted ranking (ids best first, maybe with the bar) against the task."""
+def parse_ranking(
+    values: list[str], *, expected: list[int], with_bar: bool, shown: list[int], bar_placed: bool | None = None
+) -> Answer:
+    """Check a posted ranking (ids best first, maybe with the bar) against the task.
+
+    ``bar_placed`` is what the worker page posts (BAR_PLACED): False refuses a ranking whose
+    bar was neither moved nor confirmed. None (the default) does not ask: callers that post
+    a ranking without the page (the crowd simulator, scripts) place the bar themselves.
+    """
     ids: list[int] = []
     bar_at: int | None = None
     for raw in values:
@@ -77,6 +92,8 @@ def parse_ranking(values: list[str], *, expected: list[int], with_bar: bool, sho
         raise ValidationError("The ranking contains an answer that is not part of this task.")
     if len(ids) != len(expected):
         raise ValidationError(f"Rank all {len(expected)} answers (got {len(ids)}).")
+    if with_bar and bar_placed is False:
+        raise ValidationError(BAR_NOT_PLACED)
     # The page renders the bar above every answer, so "as shown" means it is still first.
     untouched = ids == list(shown) and bar_at in (None, 0)
     return Answer(display_order=shown, ranking=ids, bar_position=bar_at, untouched=untouched)

@@ -31,4 +31,5 @@ urlpatterns = [
     # Upload a study in the generic format: preview (nothing written), then confirm.
     path("crowd/import/", study_import.study_import, name="study_import"),
     path("crowd/import/confirm", study_import.study_import_confirm, name="study_import_confirm"),
+    path("crowd/import/example.zip", study_import.study_import_example, name="study_import_example"),
 ]

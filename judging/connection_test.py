@@ -43,6 +43,29 @@ class ConnectionResult:
     def chose_the_right_answer(self) -> bool:
         return self.choice == JudgeSlot.FIRST
 
+    @property
+    def outcome(self) -> str:
+        """What happened, in one word: "works" only for a readable verdict on the right answer.
+
+        "unreadable": reached, but the reply is no verdict; "wrong": reached, but it chose
+        the wrong answer; "failed": the call itself failed.
+        """
+        if not self.ok:
+            return "failed"
+        if self.choice is None:
+            return "unreadable"
+        return "works" if self.chose_the_right_answer else "wrong"
+
+    @property
+    def summary(self) -> str:
+        """The outcome as a sentence, for the status line and the message."""
+        return {
+            "works": "works: it answered with a verdict for the right answer",
+            "wrong": "reached, but it chose the wrong answer (2 + 2 = 5)",
+            "unreadable": "reached, but the answer could not be read as a verdict",
+            "failed": "failed",
+        }[self.outcome]
+
 
 def _prompt() -> prompts.RenderedPrompt:
     return prompts.render(

@@ -177,8 +177,10 @@ def _connection_response(request: HtmxHttpRequest, judge: Judge, *, title: str) 
         status = 429
     else:
         result = connection_test.run(judge)
-        if result.ok:
+        if result.outcome == "works":
             messages.success(request, f"Connection to {title} works: answered in {result.latency_ms} ms.")
+        elif result.ok:  # reached, but no usable verdict: not a success
+            messages.warning(request, f"Connection to {title} {result.summary} (answered in {result.latency_ms} ms).")
         else:
             messages.error(request, f"Connection to {title} failed: {result.error}")
         context = {"result": result, "title": title, "prompt_answers": connection_test.ANSWERS}

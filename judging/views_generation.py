@@ -76,14 +76,15 @@ def generation_job(request: HtmxHttpRequest, generation_id: int) -> HttpResponse
         GenerationJob.objects.manageable_by(request.user).select_related("study", "judge", "candidate"),
         pk=generation_id,
     )
-    context = {"job": job, "progress": job.progress()}
+    # The rows are inside the polled fragment, so each answer's state refreshes without a reload.
+    rows = job.generations.select_related("instruction").order_by("instruction__index")[:500]
+    context = {"job": job, "progress": job.progress(), "rows": rows}
     if request.htmx:
         response = render(request, "judging/generation_job.html#generation-progress", context)
         if job.is_finished and (job.candidate_id or job.status != GenerationJob.Status.COMPLETED or not job.done):
             # 286 stops htmx polling once the candidate is written (or nothing will be).
             return HttpResponseStopPolling(response.content)
         return response
-    context["rows"] = job.generations.select_related("instruction").order_by("instruction__index")[:500]
     return render(request, "judging/generation_job.html", context)
 
 

@@ -7,11 +7,13 @@ import json
 from django.conf import settings
 from django.template.loader import render_to_string
 
+from analysis.exporters.column_words import column_label, table_label
 from analysis.exporters.figures import render_figures
 from analysis.exporters.methods import methods_paragraphs
 from analysis.exporters.tidy_tables import Table, method_legend, tidy_tables
 from analysis.summary import describe_work
 from analysis.summary.claims import share_reason
+from analysis.summary.headline import headline
 
 CSS_PATH = settings.BASE_DIR / "static" / "analysis" / "report.css"
 VERDICT_WORDS = {
@@ -37,13 +39,16 @@ def _display(value: object) -> tuple[str, str]:
     return str(value), str(value)
 
 
-def _html_table(table: Table, reason: dict | None, links: dict[str, str]) -> dict:
+def _html_table(table: Table, reason: dict | None, links: dict[str, str], *, correction: str | None = None) -> dict:
     """Cells for the template; method columns show a key into the table's methods legend.
 
     The cell keeps the full text in ``data-value``, so the page carries the same values as
-    the CSV; only what is shown is shortened.
+    the CSV; only what is shown is shortened. Headers show words (``column_words``) and keep
+    their CSV key in ``data-column``.
     """
-    legend = method_legend(table)
+    legend = [
+        item | {"column_label": column_label(item["column"], correction=correction)} for item in method_legend(table)
+    ]
     keys = {(item["column"], item["text"]): item["key"] for item in legend}
     rows = []
     for row in table.rows:
@@ -55,7 +60,9 @@ def _html_table(table: Table, reason: dict | None, links: dict[str, str]) -> dic
         rows.append(cells)
     return {
         "name": table.name,
+        "title": table_label(table.name),
         "columns": table.columns,
+        "headers": [(c, column_label(c, correction=correction)) for c in table.columns],
         "rows": rows,
         "legend": legend,
         "empty": _with_link(reason, links) if not table.rows else None,
@@ -80,21 +87,38 @@ def report_context(report: dict, figures: list[dict] | None = None, *, links: di
     reasons = report.get("no_data") or {}
     links = links or {}
     counted = report.get("counted_work")
+    correction = (report.get("profile_choices") or {}).get("correction")
     return {
         "report": report,
         "figures": figures if figures is not None else render_figures(report),
-        "tables": [_html_table(t, reasons.get(t.name), links) for t in tidy_tables(report)],
+        "tables": [_html_table(t, reasons.get(t.name), links, correction=correction) for t in tidy_tables(report)],
         "methods": methods_paragraphs(report),
         "verdict": lc.get("verdict"),
-        "summary": [
-            card | {"label": VERDICT_WORDS.get(card["verdict"], card["verdict"])}
-            for card in report.get("summary") or []
-        ],
+        "summary": [_card(card) for card in report.get("summary") or []],
         "counted_text": describe_work(counted) if counted else None,
         "links": links,
         # Only judges that met human votes on the same pairs have a length-control verdict to show.
         "headlines": [_headline(row) for row in lc.get("judge_vs_human") or [] if row.get("n")],
     }
+
+
+def _card(card: dict) -> dict:
+    """A verdict card as the template shows it: its label, its headline (built from its claims for
+    reports computed before cards had one) and, for the humans, lines in words that describe
+    people rather than charge them (the JSON's claims and lines are unchanged)."""
+    humans = card.get("kind") == "humans"
+    lines = [line | {"shown": _human_words(line) if humans else line["text"]} for line in card.get("lines") or []]
+    return card | {
+        "label": "the reference" if humans else VERDICT_WORDS.get(card["verdict"], card["verdict"]),
+        "headline": card.get("headline") or (headline(card) if card.get("claims") else card.get("text")),
+        "shown_lines": lines or [c | {"shown": c["text"]} for c in card.get("claims") or []],
+    }
+
+
+def _human_words(line: dict) -> str:
+    """ "biased toward bandwagon cues (...)" -> "leaned toward bandwagon cues (...)": people are the reference."""
+    text = line["text"]
+    return "leaned " + text.removeprefix("biased ") if line.get("verdict") == "biased" else text
 
 
 def _headline(row: dict) -> dict:

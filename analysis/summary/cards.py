@@ -2,7 +2,8 @@
 
 Pure: reads the finished report dict (bias, agreement, length_control, gold_accuracy, counted_work) and
 adds nothing the sections did not compute. Cards are ordered humans first, then judges by
-name; each card's ``text`` joins its claims, biased findings first.
+name; each card's ``headline`` says it in one sentence (``analysis.summary.headline``) and its
+``text`` joins its claims, biased findings first.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from analysis.summary.claims import (
     reference_claim,
 )
 from analysis.summary.gold_claims import gold_claims
+from analysis.summary.headline import headline
 
 HUMANS = "humans"
 ORDER = {"biased": 0, "no_evidence": 1, "measured": 2, "not_enough_data": 3, "no_data": 4}
@@ -202,6 +204,7 @@ def _human_card(
             f"{work.get('submitted', 0)} submitted assignments, {waiting} waiting for review."
         )
         card["verdict"] = "no_data"
+        card["headline"] = card["text"]
     return card
 
 
@@ -223,6 +226,7 @@ def _card(subject: str, kind: str, claims: list[dict]) -> dict:
         "subject": subject,
         "kind": kind,
         "verdict": overall,
+        "headline": headline({"kind": kind, "claims": claims}),
         "text": _sentence(subject, lines),
         "claims": claims,
         "lines": lines,

@@ -82,6 +82,13 @@ def max_line_bytes() -> int:
     return int(getattr(settings, "IMPORT_MAX_LINE_BYTES", DEFAULT_MAX_LINE_BYTES))
 
 
+@dataclass(frozen=True)
+class BadLine:
+    """A JSONL line that could not be read (too long, not UTF-8, not JSON); see ``scan_json_lines``."""
+
+    problem: str
+
+
 def read_json_lines(path: Path, shown: str | None = None, *, limit: int | None = None) -> Iterator[tuple[str, Any]]:
     """('file:line', value) for every non-blank line of a JSONL file, in order.
 
@@ -93,6 +100,17 @@ def read_json_lines(path: Path, shown: str | None = None, *, limit: int | None =
     so is one ``cobbler_site.text_safety.loads`` refuses: a byte order mark, a duplicate
     key, an integer over 18 digits, a NUL character or a lone surrogate in a string.
     """
+    for where, value in scan_json_lines(path, shown, limit=limit):
+        if isinstance(value, BadLine):
+            raise BadInput(where, value.problem)
+        yield where, value
+
+
+def scan_json_lines(path: Path, shown: str | None = None, *, limit: int | None = None) -> Iterator[tuple[str, Any]]:
+    """``read_json_lines`` that goes on past a bad line: such a line comes out as ('file:line',
+    BadLine(problem)) and the next one is read (a too-long line is skipped to its end in
+    ``limit``-sized reads), so a preview can list every bad line. A file that cannot be opened
+    or read is still a BadInput."""
     shown = shown or str(path)
     limit = max_line_bytes() if limit is None else limit
     try:
@@ -113,22 +131,38 @@ def read_json_lines(path: Path, shown: str | None = None, *, limit: int | None =
             number += 1
             where = f"{shown}:{number}"
             if len(raw) > limit and not raw.endswith(b"\n"):
-                raise BadInput(where, f"line longer than {limit} bytes (the IMPORT_MAX_LINE_BYTES limit)")
+                yield where, BadLine(f"line longer than {limit} bytes (the IMPORT_MAX_LINE_BYTES limit)")
+                _skip_to_line_end(handle, shown, number, limit)
+                continue
             if not raw.strip(b" \t\r\n"):
                 continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise BadInput(where, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
-            try:
-                value = text_safety.loads(text)
-            except json.JSONDecodeError as exc:
-                raise BadInput(where, f"invalid JSON ({exc.msg})") from None
-            except text_safety.JSONProblem as exc:
-                raise BadInput(where, f"refused JSON: {exc}") from None
-            except RecursionError:
-                raise BadInput(where, "invalid JSON (nested too deeply)") from None
-            yield where, value
+            yield where, _parse_line(raw)
+
+
+def _skip_to_line_end(handle: Any, shown: str, number: int, limit: int) -> None:
+    while True:
+        try:
+            rest = handle.readline(limit + 1)
+        except OSError as exc:
+            raise BadInput(f"{shown}:{number}", f"cannot read: {exc}") from None
+        if not rest or rest.endswith(b"\n"):
+            return
+
+
+def _parse_line(raw: bytes) -> Any:
+    """One line's JSON value, or the BadLine saying why it has none."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return BadLine(f"not UTF-8 ({exc.reason} at byte {exc.start})")
+    try:
+        return text_safety.loads(text)
+    except json.JSONDecodeError as exc:
+        return BadLine(f"invalid JSON ({exc.msg})")
+    except text_safety.JSONProblem as exc:
+        return BadLine(f"refused JSON: {exc}")
+    except RecursionError:
+        return BadLine("invalid JSON (nested too deeply)")
 
 
 def read_csv(path: Path, root: Path | None = None, *, required: Sequence[str]) -> list[dict[str, str]]:

@@ -3,8 +3,9 @@
 Four JSONL files, each line checked against its schema in
 ``annotations/schemas/study.schema.json`` (jsonschema), then the rules a schema cannot
 say: ids unique, every reference known, a ranking a permutation of the instruction's
-models. Errors are collected (up to ``MAX_ERRORS``) so the browser preview can list
-them row by row; the command raises the first as a one-line ``BadInput``.
+models. Errors are collected across all files, past a line that is not JSON too (up to
+``MAX_ERRORS``, then only counted), so the browser preview can list them row by row; the
+command raises the first as a one-line ``BadInput`` saying how many more there are.
 ``annotations.importers.generic_write`` applies a plan without errors.
 """
 
@@ -22,7 +23,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 
-from annotations.importers.base import BadInput, read_json_lines
+from annotations.importers.base import BadInput, BadLine, scan_json_lines
 from annotations.importers.generic_settings import EXTRA_FILES, GoldRow, check_gold, check_settings
 from annotations.importers.study_extensions import extension_files, extensions
 from annotations.vocabulary import Condition
@@ -238,9 +239,14 @@ def _key(value: Any) -> str:
 
 
 def _lines(path: Path, name: str, plan: StudyPlan) -> Iterator[tuple[str, Any]]:
-    """The file's lines, stopping (with one problem) at a line that is not JSON or too long."""
+    """The file's JSON lines; a line that is not JSON or too long is a problem, and reading goes on
+    (the preview lists every bad line, the command counts them). Only an unreadable file stops it."""
     try:
-        yield from read_json_lines(path, name)
+        for where, value in scan_json_lines(path, name):
+            if isinstance(value, BadLine):
+                plan.problem(where, value.problem)
+            else:
+                yield where, value
     except BadInput as exc:
         where, _, problem = str(exc).partition(": ")
         plan.problem(where, problem)

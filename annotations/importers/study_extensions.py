@@ -28,6 +28,10 @@ class StudyExtension(Protocol):
     def counts(self, plan: StudyPlan) -> dict[str, int]:
         """What the import would create, for the preview's table."""
 
+    def preview(self, plan: StudyPlan, instruction_id: str, *, limit: int) -> list[str]:
+        """The upload preview's sample: at most ``limit`` lines (plain text, escaped by the page)
+        saying what the extension would import for one instruction, as the platform will read it."""
+
     def apply(
         self, plan: StudyPlan, study: Study, *, response_ids: dict[tuple[str, str], int], created_by: Any
     ) -> None:

@@ -21,21 +21,26 @@ def submit_task(
     token: str,
     client_ms: str | None,
     rationale: str | None = None,
+    bar_placed: bool | None = None,
 ) -> Submission:
     """Check and store a worker's answer to one task (the htmx view and the API both call this).
 
     The study decides what an answer may hold: "T" (no preference) only with
     ``allow_ties``, a ``rationale`` as ``Study.rationale`` asks (required: not blank; at
     most answers.RATIONALE_MAX_CHARS). A ranking posted in the order shown is stored with
-    ``untouched=True``. Idempotent (see Assignment.record_answer). Raises ValidationError
-    for a malformed or expired answer (nothing is stored) and LeaseLost when the lease is gone.
+    ``untouched=True``. The worker page says whether the worker placed (or confirmed) the
+    "acceptable" bar (``bar_placed``, answers.parse_ranking); None does not ask. Idempotent
+    (see Assignment.record_answer). Raises ValidationError for a malformed or expired answer
+    (nothing is stored) and LeaseLost when the lease is gone.
     """
     nonce, server_ms = answers.read_token(token, assignment_id=assignment.pk, task_id=task.pk)
     study = assignment.batch.study
     expected = task.expected_response_ids()
     shown = shown_order(assignment=assignment, task=task, expected=expected)
     if task.kind == Task.Kind.RANKING:
-        answer = answers.parse_ranking(values, expected=expected, with_bar=task.show_threshold_bar, shown=shown)
+        answer = answers.parse_ranking(
+            values, expected=expected, with_bar=task.show_threshold_bar, shown=shown, bar_placed=bar_placed
+        )
     else:
         answer = answers.parse_choice(choice, slots=task.slot_response_ids(), allow_tie=study.allow_ties)
     answer = replace(answer, rationale=answers.parse_rationale(rationale, mode=study.rationale))

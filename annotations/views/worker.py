@@ -322,6 +322,8 @@ def task(
                 token=token,
                 client_ms=request.POST.get("client_ms"),
                 rationale=request.POST.get("rationale"),
+                # The page's rule (rank.js, task.html): the bar was moved or confirmed where it is.
+                bar_placed=bool(request.POST.get(answers.BAR_PLACED)),
             )
         except LeaseLost:
             return _go(request, reverse("annotations:done", args=[study.slug]))

@@ -33,6 +33,10 @@ class JudgeOutputsExtension:
             "judge calls without a verdict": sum(not j.verdict.valid for j in outputs.judgments),
         }
 
+    def preview(self, plan: StudyPlan, instruction_id: str, *, limit: int) -> list[str]:
+        outputs = plan.extensions.get(rows.KEY)
+        return rows.preview(outputs, instruction_id, limit=limit) if outputs is not None else []
+
     def apply(
         self, plan: StudyPlan, study: Study, *, response_ids: dict[tuple[str, str], int], created_by: Any
     ) -> None:

@@ -169,6 +169,43 @@ def _judgments(lines: list[tuple[str, dict]], plan: StudyPlan, judges: dict[str,
     return out
 
 
+def preview(outputs: JudgeOutputs, instruction_id: str, *, limit: int) -> list[str]:
+    """The upload preview's lines: each judge, then its calls on one instruction as read."""
+    lines = [
+        f"judge {j.name}"
+        + (f" (model {j.model})" if j.model else "")
+        + f": verdict format {j.verdict_format}"
+        + (f", its own model {j.self_model}" if j.self_model else "")
+        for j in outputs.judges[:limit]
+    ]
+    if len(outputs.judges) > limit:
+        lines.append(f"and {len(outputs.judges) - limit} more judge(s)")
+    calls = [j for j in outputs.judgments if j.instruction_id == instruction_id]
+    for call in calls[:limit]:
+        shown = f"{call.first_model} shown first, {call.second_model} second"
+        if call.cue_slot:
+            cued = call.first_model if call.cue_slot == JudgeSlot.FIRST else call.second_model
+            shown += f", cue on {cued}"
+        lines.append(f"{call.judge} ({call.condition}; {shown}): {_read_as(call)}")
+    if len(calls) > limit:
+        lines.append(f"and {len(calls) - limit} more judge call(s) on this instruction")
+    return lines
+
+
+def _read_as(call: JudgmentRow) -> str:
+    verdict, source = call.verdict, "output read as" if call.output is not None else "winner"
+    if not verdict.valid:
+        return f"{source}: no verdict (kept, never guessed)"
+    if verdict.is_tie:
+        return f"{source}: tie"
+    won, lost = (
+        (call.first_model, call.second_model)
+        if verdict.slot == JudgeSlot.FIRST
+        else (call.second_model, call.first_model)
+    )
+    return f"{source}: {won} > {lost}" + (f" ({verdict.strength})" if verdict.strength else "")
+
+
 def _line_problem(value: dict) -> str:
     if ("output" in value) == ("winner" in value):
         return "give exactly one of output (the judge's raw text) and winner (model_a, model_b or tie)"

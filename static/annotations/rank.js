@@ -32,7 +32,21 @@
 
   function moved(form, item) {
     form.dataset.touched = "1";
+    placeBar(form, item);
     announce(form, item);
+  }
+
+  // The bar starts on top ("no answer is acceptable"). Moving it, or moving an answer above
+  // it, places it: the confirmation box is ticked for the worker. Left on top, the worker
+  // ticks the box to say so; until then the ranking is not sent (nor stored, worker.task).
+  function placeBar(form, item) {
+    var bar = form.querySelector("#ranking .bar"), box = form.querySelector("#bar-confirm");
+    if (!bar || !box || box.checked) return;
+    if (item === bar || bar.previousElementSibling) {
+      box.checked = true;
+      var warning = form.querySelector("#bar-warning");
+      if (warning) warning.hidden = true;
+    }
   }
 
   function initRanking(form) {
@@ -54,6 +68,13 @@
         filter: "button",
         preventOnFilter: false,
         ghostClass: "ghost",
+        // A long list scrolls while an answer is dragged near the screen's top or bottom edge,
+        // on phones too (the fallback autoscroll: forceFallback drags send no native events).
+        scroll: true,
+        forceAutoScrollFallback: true,
+        scrollSensitivity: 90,
+        scrollSpeed: 14,
+        bubbleScroll: true,
         onEnd: function (evt) { if (evt.oldIndex !== evt.newIndex) moved(form, evt.item); else announce(form, evt.item); },
       };
       if (coarse) options.handle = ".handle";
@@ -81,10 +102,19 @@
         moved(form, item);
       }
     });
+    var box = form.querySelector("#bar-confirm"), barWarning = form.querySelector("#bar-warning");
+    if (box && barWarning) box.addEventListener("change", function () { if (box.checked) barWarning.hidden = true; });
     // The order shown is random: an untouched ranking is most likely a click-through.
     // Ask once; a second press submits it as shown.
     var warning = form.querySelector("#untouched-warning");
     form.addEventListener("htmx:confirm", function (e) {
+      // First the bar: moved, or confirmed where it is (the server refuses it otherwise).
+      if (box && !box.checked) {
+        e.preventDefault();
+        if (barWarning) barWarning.hidden = false;
+        box.focus();
+        return;
+      }
       if (!warning || form.dataset.touched || form.dataset.warned) return;
       e.preventDefault();
       form.dataset.warned = "1";

@@ -70,6 +70,27 @@ def test_the_demo_report_leads_with_verdicts_and_compares_people_with_judges(
     assert judge.get_attribute("data-verdict") == "biased"
     assert judge.locator('li[data-verdict="biased"]').count() >= 1
 
+    # Each card opens with its one-sentence headline; the findings fold under it, closed, and open
+    # from the keyboard (issue 22).
+    by_subject = {card["subject"]: card for card in report["summary"]}
+    for subject in ("humans", "simulated-judge", "longer"):
+        card = page.locator(f'article.summary-card[data-subject="{subject}"]')
+        assert card.locator(".summary-headline").inner_text() == by_subject[subject]["headline"]
+        assert card.locator("details.summary-findings").get_attribute("open") is None
+    assert not judge.locator("ul.summary-claims").is_visible()
+    judge.locator("details.summary-findings > summary").focus()
+    page.keyboard.press("Enter")
+    assert judge.locator("ul.summary-claims").is_visible()
+    assert judge.locator('li[data-verdict="biased"]').first.inner_text().startswith("Biased toward")
+    # People are the reference: a neutral badge, never the judges' red "biased" one.
+    humans = page.locator('article.summary-card[data-subject="humans"]')
+    assert "verdict-biased" not in (humans.get_attribute("class") or "")
+    assert humans.locator(".badge.verdict-biased").count() == 0
+    assert humans.locator("h3 .badge").inner_text() == "the reference"
+    assert judge.locator("h3 .badge.verdict-biased").inner_text() == "biased"
+    # Table headers in words, with the CSV key kept on the header.
+    assert page.locator('table[data-table="bias"] th[data-column="p_adjusted"]').inner_text() == "Holm-adjusted p"
+
     # Which work counts, and what waits for review (the demo's careless workers stay pending).
     counted = page.locator("#counted-work").inner_text()
     assert "approved" in counted and "wait for review" in counted

@@ -38,9 +38,11 @@ def test_the_page_leads_with_the_summary_and_warns_when_data_is_newer(
     assert cards.count() == 4
     first = page.locator('article.summary-card[data-subject="first-judge"]')
     assert first.get_attribute("data-verdict") == "biased"
+    # The headline reads at a glance; the lines fold under it, in the page but closed (issue 22).
+    assert "prefers the first answer" in first.locator(".summary-headline").inner_text()
     assert (
         first.locator('li[data-statistic="position_preference"]')
-        .inner_text()
+        .text_content()
         .startswith("Biased toward the first position (+0.70")
     )
     assert first.locator("h3 .badge").inner_text() == "biased"

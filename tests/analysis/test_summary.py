@@ -183,9 +183,11 @@ def test_the_cards_are_in_the_html_export_and_on_the_page(report, researcher_cli
     run = ReportRun.objects.create(study=study, profile="default")
     build_report_run(run.pk)
     page = researcher_client.get(reverse("analysis:report", args=[study.slug])).content.decode()
-    assert page.count('class="summary-card verdict-') == 4
+    # Three judges wear their verdict; the humans are the neutral reference (issue 22).
+    assert page.count('class="summary-card verdict-') == 3 and page.count('class="summary-card reference"') == 1
     first = _card(ReportRun.objects.get(pk=run.pk).result, "first-judge")
-    for claim in first["claims"]:  # one line per claim, the claim's own words
+    assert escape(first["headline"]) in page and escape(first["headline"]) in html
+    for claim in first["claims"]:  # one line per claim, the claim's own words, folded under the headline
         assert escape(claim["text"][0].upper() + claim["text"][1:]) in page
 
 

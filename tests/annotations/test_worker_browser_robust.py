@@ -124,12 +124,19 @@ def test_a_batch_with_back_and_forward_at_every_step_and_axe_on_every_page(live_
         page.check(f"input[name=q{item.pk}][value={item.gold}]")
     page.click("#qualify-submit")
 
-    # Task 1: an untouched ranking is questioned once, then goes in as shown.
+    # Task 1: the bar must be placed or confirmed; an untouched ranking is questioned once,
+    # then goes in as shown.
     page.wait_for_url("**/a/*/0")
     page.wait_for_selector("form.task[data-ready] #ranking")  # rank.js has initialised the form
     _axe(page, "task: ranking", viewport, table)
     _back_and_forward(page, base, expect_path="/0")
     shown = _order(page)
+    page.click("#submit-ranking")
+    expect(page.locator("#bar-warning")).to_be_visible()
+    assert Submission.objects.count() == 0
+    _axe(page, "task: ranking, bar not placed", viewport, table)
+    page.check("#bar-confirm")  # on top: no answer is acceptable
+    expect(page.locator("#bar-warning")).to_be_hidden()
     page.click("#submit-ranking")
     expect(page.locator("#untouched-warning")).to_be_visible()
     assert Submission.objects.count() == 0 and page.url.endswith("/0")
@@ -236,9 +243,11 @@ def test_axe_on_the_other_worker_pages(live_server, browser, viewport):
     tab1, tab2 = context.new_page(), context.new_page()
     tab1.goto(base + url)
     tab2.goto(base + url)
+    tab2.check("#bar-confirm")
     tab2.click("#submit-ranking")
     tab2.click("#submit-ranking")
     tab2.wait_for_url("**/a/*/1")
+    tab1.check("#bar-confirm")
     tab1.click("#submit-ranking")
     tab1.click("#submit-ranking")
     expect(tab1.locator("#task-conflict")).to_contain_text("answered in another tab")

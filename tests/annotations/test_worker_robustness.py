@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.template.loader import render_to_string
 from django.test import Client
 from django.urls import URLPattern, get_resolver, reverse
 
@@ -127,6 +128,25 @@ def test_the_order_condition_page_has_a_live_hint_for_out_of_order_opening(clien
     html = client.get(current_task_url(client, order_study)).content.decode()
     assert 'data-sequential="1"' in html
     assert re.search(r'id="reveal-hint" role="status" aria-live="polite"', html)
+
+
+def test_the_order_condition_hint_says_what_the_worker_does(client, order_study, pilot):
+    """The answers start hidden: open A, then B; the choices unlock once both were opened (rank.js)."""
+    enter(client, order_study, code="order-hint")
+    qualify(client, order_study)
+    html = client.get(current_task_url(client, order_study)).content.decode()
+    assert (
+        "id=\"order-hint\">Open System A's answer, then System B's: the buttons to choose unlock once you have" in html
+    )
+    assert "Keyboard: once both answers are open, press" in html
+    instructions = render_to_string("annotations/worker/instructions.html", {"study": order_study})
+    assert "open System A's answer first, then System B's; you can choose once you have opened both" in instructions
+    # A side-by-side pair has no such hint.
+    other = Client()
+    enter(other, pilot, code="plain-hint")
+    qualify(other, pilot)
+    plain = other.get(current_task_url(other, pilot)).content.decode()
+    assert 'id="order-hint"' not in plain and "Keyboard: press" in plain
 
 
 def test_the_completion_page_has_no_meta_refresh_but_an_announced_cancellable_countdown(client, pilot):

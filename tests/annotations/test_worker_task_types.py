@@ -167,7 +167,7 @@ def test_a_ranking_posted_in_the_order_shown_is_stored_as_untouched(db, move, un
         values[1], values[2] = values[2], values[1]
     elif move == "bar":
         values[0], values[1] = values[1], values[0]
-    assert worker.post(url, {"token": token, "answer": values}).status_code == 302
+    assert worker.post(url, {"token": token, "answer": values, "bar_placed": "1"}).status_code == 302
     sub = Submission.objects.get()
     assert sub.untouched is untouched
     assert (sub.ranking == sub.display_order) is (move != "answer")

@@ -144,11 +144,28 @@ def test_a_ranking_is_stored_best_first_with_the_bar(client, ranking_study):
     token, shown = form_fields(client, url)
     assert shown[0] == "bar" and len(shown) == 5
     order = shown[1:][::-1]
-    response = client.post(url, {"token": token, "answer": [order[0], order[1], "bar", order[2], order[3]]})
+    values = [order[0], order[1], "bar", order[2], order[3]]
+    response = client.post(url, {"token": token, "answer": values, "bar_placed": "1"})
     assert response.status_code == 302
     sub = Submission.objects.get()
     assert sub.ranking == [int(x) for x in order] and sub.bar_position == 2
     assert sub.display_order == [int(x) for x in shown[1:]]
+
+
+@pytest.mark.parametrize("htmx", [False, True])
+def test_the_page_refuses_a_ranking_whose_bar_was_neither_placed_nor_confirmed(client, ranking_study, htmx):
+    """An untouched bar sits on top ("nothing is acceptable"): the worker page must say the
+    worker placed or confirmed it (answers.BAR_PLACED), or nothing is stored."""
+    url = _ranking_worker(client, ranking_study)
+    token, shown = form_fields(client, url)
+    headers = {"HX-Request": "true"} if htmx else {}
+    response = client.post(url, {"token": token, "answer": shown}, headers=headers)
+    assert response.status_code == 422
+    assert "Place the black &#x27;acceptable&#x27; bar" in response.content.decode()
+    assert Submission.objects.count() == 0
+    # Confirmed where it is (on top): stored, with nothing above the bar.
+    response = client.post(url, {"token": token, "answer": shown, "bar_placed": "1"}, headers=headers)
+    assert response.status_code in (200, 302) and Submission.objects.get().bar_position == 0
 
 
 def test_the_display_order_is_random_per_participant_but_stable_on_reload(client, ranking_study):
@@ -194,7 +211,7 @@ def test_answer_texts_are_escaped(client, ranking_study):
     html = client.get(url).content.decode()
     if "__xss" not in html:  # the XSS answer is in the other instruction's task
         token, shown = form_fields(client, url)
-        client.post(url, {"token": token, "answer": shown})
+        client.post(url, {"token": token, "answer": shown, "bar_placed": "1"})
         html = client.get(current_task_url(client, ranking_study)).content.decode()
     assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in html
     assert "<script>window.__xss" not in html and "<img src=x" not in html

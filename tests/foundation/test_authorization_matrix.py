@@ -200,6 +200,7 @@ def test_the_authorization_matrix(world):
 
 
 def test_the_study_upload_routes_are_walked_as_researcher_pages():
-    """The generic-study upload (preview, confirm) is in the matrix above, for researchers only."""
+    """The generic-study upload (preview, confirm, example zip) is in the matrix above, for researchers only."""
     audiences = {p.name: audience_of(p.callback) for _route, p in ROUTES}
     assert audiences["study_import"] == audiences["study_import_confirm"] == Audience.RESEARCHER
+    assert audiences["study_import_example"] == Audience.RESEARCHER  # the example zip, walked above too

@@ -64,6 +64,7 @@ OTHER_MEANINGS = {
     ("analysis/profiles.py", "paper"): 2,
     ("analysis/report.py", "paper"): 1,
     ("analysis/summary/work.py", "paper"): 1,
+    ("analysis/exporters/column_words.py", "paper"): 1,  # the paper table's readable name
     # The CoBBLEr files' run names ("order", "bandwagon", "distraction") and the cue key
     # {"order": "first"|"last"} that marks which of an order task's twins a task is.
     ("analysis/sections/agreement.py", "order"): 2,
@@ -78,6 +79,7 @@ OTHER_MEANINGS = {
     # The "baseline" field of a judge and of a summary card (the no-bias value), and form,
     # admin and serializer field lists naming it.
     ("analysis/summary/claims.py", "baseline"): 3,
+    ("analysis/summary/headline.py", "baseline"): 2,
     ("judging/admin.py", "baseline"): 1,
     ("judging/forms.py", "baseline"): 4,
     ("judging/models/judges.py", "baseline"): 1,

@@ -8,6 +8,7 @@ from statistics import mean, median
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.urls import reverse
 from django.utils import timezone
 
 from analysis.loaders import human_pairwise_frame, human_rankings_frame
@@ -250,3 +251,37 @@ def test_the_first_report_has_human_votes_and_rankings_to_compare():
     tops = [ranking[0] for ranking in rankings["ranking"]]
     assert sum(top in ("thorough", "concise") for top in tops) > 0.7 * len(tops)
     assert len({tuple(r) for r in rankings["ranking"]}) > len(rankings) / 3  # but not in lockstep
+
+
+# --- the first report ------------------------------------------------------------------------
+
+
+def test_the_demo_opens_on_a_finished_report_computed_once(settings, researcher_client):
+    from analysis.data_version import data_version
+    from analysis.models import ReportRun
+
+    output = _seed()
+    study = Study.objects.get(slug="demo")
+    [run] = ReportRun.objects.filter(study=study)
+    assert run.status == ReportRun.Status.DONE and run.profile == "default", run.error
+    assert f"demo report: run {run.pk} (default) computed in" in output
+    # The worker's own service: schema-checked, with its figures and the data version it read.
+    assert run.data_version == data_version(study) == run.result["data_version"] and run.figures
+    cards = {card["subject"]: card for card in run.result["summary"]}
+    assert cards["humans"]["headline"].startswith("People agree with each other")
+    # The judge jobs are only queued: their cards say nothing is measured yet, not a verdict.
+    assert {"simulated-judge", "longer"} <= set(cards)
+    assert all(cards[j]["headline"].startswith("Nothing measured yet") for j in ("simulated-judge", "longer"))
+    # Idempotent: the same data computes nothing again.
+    assert "is up to date; nothing to compute" in _seed()
+    assert ReportRun.objects.filter(study=study).count() == 1
+    # The dashboard shows it instead of "None yet".
+    page = researcher_client.get(reverse("analysis:dashboard")).content.decode()
+    assert "None yet." not in page and 'class="status-done"' in page
+
+
+def test_no_report_leaves_the_report_to_the_researcher():
+    from analysis.models import ReportRun
+
+    assert "demo report" not in _seed("--no-jobs", "--no-crowd", "--no-report")
+    assert not ReportRun.objects.exists()

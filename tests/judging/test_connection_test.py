@@ -150,6 +150,33 @@ def test_it_shows_how_the_reply_parsed(researcher_client, researcher, simulator,
     assert shown in body
 
 
+@pytest.mark.parametrize(
+    ("knobs", "outcome", "status", "message"),
+    [
+        ("order_first=1", "works", "Works: it answered with a verdict for the right answer", "works: answered in"),
+        ("order_last=1", "wrong", "Reached, but it chose the wrong answer", "reached, but it chose the wrong answer"),
+        (
+            "invalid=1",
+            "unreadable",
+            "Reached, but the answer could not be read as a verdict",
+            "reached, but the answer could not be read as a verdict",
+        ),
+    ],
+)
+def test_only_a_right_readable_verdict_is_shown_as_success(
+    researcher_client, researcher, simulator, knobs, outcome, status, message
+):
+    judge = _mine(researcher, simulator.base_url, f"sim:{knobs}")
+    body = researcher_client.post(f"/judging/judges/{judge.pk}/test/", headers=HTMX).content.decode()
+    assert f'data-outcome="{outcome}"' in body and status in body
+    assert f"Connection to {judge.name} {message}" in body
+    success = outcome == "works"
+    assert ('class="message success"' in body) is success and ('class="message warning"' in body) is not success
+    assert ('id="test-status" class="success"' in body) is success
+    if not success:
+        assert 'id="test-status" class="warning"' in body
+
+
 def test_the_raw_reply_is_escaped_and_truncated(researcher_client, researcher, endpoint):
     endpoint.text = "<script>alert(1)</script> System Star is better. " + "x" * 2000
     judge = _mine(researcher, endpoint.url())

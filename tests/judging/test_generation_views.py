@@ -113,6 +113,30 @@ def test_the_job_page_shows_the_candidate_counts_and_failures(researcher_client,
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;" in page  # answers are escaped
 
 
+def test_the_polled_fragment_carries_each_answer_s_state_until_the_job_is_finished(researcher_client, setup):
+    """The answers table is inside the polled section: its rows refresh without a reload."""
+    job = start_generation_job(study=setup["study"], judge=setup["gen"], created_by=setup["study"].created_by)
+    url = f"/judging/generations/{job.pk}/"
+    page = researcher_client.get(url).content.decode()
+    section = page[page.index('<section id="generation-progress"') : page.index("</section>")]
+    assert 'hx-trigger="every 2s"' in section and 'id="generation-rows"' in section  # the rows poll with it
+    poll = researcher_client.get(url, HTTP_HX_REQUEST="true")
+    body = poll.content.decode()
+    assert poll.status_code == 200 and body.count('data-status="pending"') == 3  # the job's own is "running"
+    first = job.generations.order_by("instruction__index").first()
+    first.status, first.raw_text = Generation.Status.DONE, "the first answer"
+    first.save()
+    body = researcher_client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert f'<tr id="generation-row-{first.pk}" data-status="done">' in body and "the first answer" in body
+    assert body.count('data-status="pending"') == 2 and 'hx-trigger="every 2s"' in body
+    _answer_all(job)
+    finish_generation_job(job)
+    poll = researcher_client.get(url, HTTP_HX_REQUEST="true")
+    body = poll.content.decode()
+    assert poll.status_code == 286 and 'data-status="pending"' not in body  # final state, polling stops
+    assert body.count('data-status="done"') == 3 and "hx-trigger" not in body
+
+
 def test_other_researchers_see_no_job_and_pause_cancel_work(researcher_client, setup, other_researcher):
     job = start_generation_job(study=setup["study"], judge=setup["gen"], created_by=setup["study"].created_by)
     client = Client()

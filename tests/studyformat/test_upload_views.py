@@ -35,8 +35,9 @@ def _files(root: Path = SAMPLE, *, skip: tuple[str, ...] = ()) -> dict:
 
 
 def _uploads(data_dir: Path) -> list[Path]:
+    """The staged uploads, each under its user's directory (u<pk>/<random id>)."""
     folder = data_dir / "uploads" / "study-import"
-    return sorted(folder.iterdir()) if folder.is_dir() else []
+    return sorted(p for p in folder.glob("u*/*") if p.is_dir())
 
 
 def test_the_page_is_for_researchers(researcher_client, django_user_model):
@@ -63,7 +64,8 @@ def test_a_preview_with_errors_shows_them_by_file_and_line_and_writes_nothing(re
     assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in body and XSS not in body
     assert 'id="confirm-import"' not in body
     assert table_counts() == before and not Study.objects.filter(slug="up").exists()
-    assert _uploads(data_dir) == []  # a failed upload is not kept
+    [kept] = _uploads(data_dir)  # a failed upload is kept for the next preview, but cannot be confirmed
+    assert kept.parent.name == f"u{page.wsgi_request.user.pk}"
     assert researcher_client.post(CONFIRM, {"upload": "anything"}).status_code == 302
     assert table_counts() == before
 
@@ -124,7 +126,10 @@ def test_replacing_is_limited_to_the_users_own_manual_studies(researcher_client,
     taken = researcher_client.post(PAGE, {**_files(), "slug": "bobs"})
     assert taken.status_code == 422 and "slug" in taken.context["form"].errors
 
-    page = researcher_client.post(PAGE, {**_files(skip=("votes", "rankings")), "replace": "mine"})
+    # The refused previews staged votes and rankings: left out explicitly, they are not imported.
+    page = researcher_client.post(
+        PAGE, {**_files(skip=("votes", "rankings")), "replace": "mine", "drop_votes": "on", "drop_rankings": "on"}
+    )
     assert page.status_code == 200 and "Replace the content" in page.content.decode()
     assert Submission.objects.filter(assignment__batch__study__slug="mine").exists()  # not yet
     researcher_client.post(CONFIRM, {"upload": page.context["upload_id"]})
@@ -137,7 +142,10 @@ def test_uploads_are_size_limited(researcher_client, settings, data_dir):
     page = researcher_client.post(PAGE, {**_files(), "slug": "big"})
     assert page.status_code == 422 and "votes" in page.context["form"].errors
     assert "larger than 500 bytes" in page.content.decode()
-    assert _uploads(data_dir) == [] and not Study.objects.filter(slug="big").exists()
+    assert not Study.objects.filter(slug="big").exists()
+    [staged] = _uploads(data_dir)  # the files within the limit are kept for the next try, never the big one
+    assert "votes.jsonl" not in {p.name for p in staged.iterdir()}
+    assert all(p.stat().st_size <= 500 for p in staged.iterdir())
 
 
 def test_an_oversized_request_is_refused_before_it_is_read(researcher_client, settings, data_dir):

@@ -1,18 +1,23 @@
-"""`manage.py seed_demo [--if-empty] [--no-jobs] [--no-crowd]`: the demo study, ready to explore.
+"""`manage.py seed_demo [--if-empty] [--no-jobs] [--no-crowd] [--no-report]`: the demo study, ready to explore.
 
-It lives in cobbler_site, above the apps, because it wires both sides: the study content,
-crowd batches and a simulated crowd answering them (annotations) and the demo judges and
-jobs (judging).
+It lives in cobbler_site, above the apps, because it wires all three: the study content,
+crowd batches and a simulated crowd answering them (annotations), the demo judges and
+jobs (judging), and the first report on what is there (analysis), so the dashboard and the
+report page open on a finished report.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
+from analysis.data_version import data_version
+from analysis.models import ReportRun
+from analysis.services import execute_report_run
 from annotations.importers.demo import seed_demo_study
 from annotations.models import Batch, Condition, Pair, Study
 from annotations.services.design import generate_batches
@@ -23,6 +28,7 @@ from judging.vocabulary import Baseline
 
 DEMO_USER = "researcher"
 DEMO_SEED = 2024
+DEMO_PROFILE = "default"
 # The crowd side of the demo: every condition the worker pages support.
 DEMO_CONDITIONS = (Condition.RANKING, Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL)
 # The judge side: the simulated judge on the paper's bias runs, and the length-only null.
@@ -35,9 +41,10 @@ DEMO_JOBS: tuple[tuple[str, list[str]], ...] = (
 class Command(BaseCommand):
     help = (
         "Create or update the demo study (idempotent): content, crowd batches answered by a simulated "
-        "crowd, the simulated judge and baselines, and two demo judge jobs. With DEBUG on, also a local "
-        "'researcher' login. The simulated judge calls SIMULATOR_BASE_URL (brought up to date even with "
-        "--if-empty)."
+        "crowd, the simulated judge and baselines, two demo judge jobs and the first report (profile "
+        "default, computed here as the report worker computes it; again only when the data changed). With "
+        "DEBUG on, also a local 'researcher' login. The simulated judge calls SIMULATOR_BASE_URL (brought up "
+        "to date even with --if-empty)."
     )
 
     def add_arguments(self, parser: Any) -> None:
@@ -46,8 +53,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--no-crowd", action="store_true", help="do not let the simulated crowd answer the demo batches"
         )
+        parser.add_argument("--no-report", action="store_true", help="do not compute the demo report")
 
-    def handle(self, *args: Any, if_empty: bool, no_jobs: bool, no_crowd: bool, **options: Any) -> None:
+    def handle(
+        self, *args: Any, if_empty: bool, no_jobs: bool, no_crowd: bool, no_report: bool = False, **options: Any
+    ) -> None:
         if if_empty and Study.objects.exists():
             # Seeded earlier, maybe for another port: the demo judge must still reach this server.
             if point_demo_judge_at(base_url=settings.SIMULATOR_BASE_URL):
@@ -69,6 +79,8 @@ class Command(BaseCommand):
             self._ensure_jobs(study, judges)
         if settings.DEBUG:
             self._ensure_local_researcher()
+        if not no_report:
+            self._ensure_report(study)
 
     def _ensure_batches(self, study: Study) -> None:
         for condition in DEMO_CONDITIONS:
@@ -86,6 +98,34 @@ class Command(BaseCommand):
             # The simulated judge answers at SIMULATOR_BASE_URL, i.e. the web server that
             # `make run` starts next; calls made before it is up are retried.
             self.stdout.write(f"queued judge job {job.pk}: {name} on {', '.join(conditions)} ({job.total} calls)")
+
+    def _ensure_report(self, study: Study) -> None:
+        """The first report, computed by the report worker's own service, once per state of the data.
+
+        The judge jobs are only queued here (the worker runs them once the server is up), so this
+        report counts the crowd and says the judges have nothing completed yet; the report page
+        says it is stale once their calls arrive. A failure is recorded on the run and reported,
+        never fatal: the platform still starts and the page offers to recompute.
+        """
+        latest = ReportRun.objects.latest_done(study=study, profile=DEMO_PROFILE)
+        if latest is not None and latest.data_version == data_version(study):
+            self.stdout.write(f"demo report: run {latest.pk} is up to date; nothing to compute")
+            return
+        if ReportRun.objects.active().filter(study=study, profile=DEMO_PROFILE).exists():
+            self.stdout.write("demo report: a run is already queued; the worker computes it")
+            return
+        started = time.monotonic()
+        run = ReportRun.objects.create(study=study, profile=DEMO_PROFILE, data_version=data_version(study))
+        if not run.claim():
+            return
+        try:
+            execute_report_run(run=run)
+        except Exception as exc:  # recorded on the run by execute_report_run; the page shows it
+            self.stderr.write(
+                f"demo report: run {run.pk} failed ({type(exc).__name__}: {exc}); recompute it on its page"
+            )
+            return
+        self.stdout.write(f"demo report: run {run.pk} ({DEMO_PROFILE}) computed in {time.monotonic() - started:.1f} s")
 
     def _ensure_local_researcher(self) -> None:
         # Only ever with DEBUG on: a well-known password is fine on a laptop, never on a server.
