@@ -8,7 +8,7 @@ import numpy as np
 
 # scipy.special, not scipy.stats: the same ndtr/ndtri that norm.sf/norm.ppf call (bit for
 # bit), without the ~1 s import of scipy.stats on every report.
-from scipy.special import bdtr, ndtr, ndtri
+from scipy.special import bdtr, ndtri
 
 Z95 = float(ndtri(0.975))
 
@@ -24,22 +24,6 @@ def wilson(value: float, n: float, z: float = Z95) -> list[float]:
     lo = 0.0 if value <= 0 else float(max(0.0, centre - half))
     hi = 1.0 if value >= 1 else float(min(1.0, centre + half))
     return [lo, hi]
-
-
-def two_proportion_z(p1: float, n1: int, p2: float, n2: int) -> tuple[float, float]:
-    """Two-sided two-sample z test of p1 (n1) against p2 (n2) with the pooled variance.
-
-    Returns (z, p_value); (nan, nan) when either sample is empty or the pooled
-    proportion is 0 or 1 (no variance, the test is undefined).
-    """
-    if n1 <= 0 or n2 <= 0:
-        return float("nan"), float("nan")
-    pooled = (p1 * n1 + p2 * n2) / (n1 + n2)
-    var = pooled * (1 - pooled) * (1 / n1 + 1 / n2)
-    if var <= 0:
-        return float("nan"), float("nan")
-    z = (p1 - p2) / np.sqrt(var)
-    return float(z), float(2 * ndtr(-abs(z)))  # = 2 * norm.sf(|z|)
 
 
 def sign_test(k: int, m: int) -> float:

@@ -442,24 +442,6 @@ def _line_error(code: int | None, error: Any) -> str:
     return f"{code} batch request failed" if code else f"batch request failed: {detail or 'no answer'}"
 
 
-# --- cancel ----------------------------------------------------------------------------------
-
-
-def cancel_batches(job: Any) -> int:
-    """Ask the provider to cancel the job's submitted batches (their answers so far are kept)."""
-    snapshot = llm.JudgeSnapshot.of(job.judge)
-    cancelled = 0
-    for run in runs_of(job).filter(state=State.SUBMITTED):
-        try:
-            status = client.cancel(snapshot, run.provider_batch_id)
-        except (llm.TransientError, llm.PermanentError) as exc:
-            logger.warning("job %s: cancelling batch %s failed: %s", job.pk, run.pk, exc)
-            continue
-        BatchRun.objects.filter(pk=run.pk).update(provider_status=status.status)
-        cancelled += 1
-    return cancelled
-
-
 def summary(job: Any) -> list[dict[str, Any]]:
     """The job's batches for its page and its API."""
     return [
@@ -478,10 +460,6 @@ def summary(job: Any) -> list[dict[str, Any]]:
         }
         for run in runs_of(job).order_by("pk")
     ]
-
-
-def pending_in_batches(job: Any) -> int:
-    return kind_of(job).rows(job).filter(batch__isnull=False, status=RowStatus.PENDING).count()
 
 
 def group_failures(failed: dict[int, str]) -> dict[str, list[int]]:

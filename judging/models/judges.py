@@ -217,9 +217,6 @@ class Judge(models.Model):
             return str(exc)
         return ""
 
-    def is_private(self) -> bool:
-        return self.owner_id is not None and not self.is_shared
-
     def _env_key_name(self) -> str:
         """The variable to read, only if it carries the configured prefix."""
         name = self.api_key_env
