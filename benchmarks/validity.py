@@ -78,6 +78,7 @@ from scipy.special import ndtr
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "validity.json"
+HUMANS_RESULTS = RESULTS.with_name("validity-humans.json")
 
 K = 6
 SYSTEMS = tuple(f"s{k}" for k in range(K))
@@ -124,6 +125,7 @@ class JudgeSpec:
 class StudySpec:
     rho: float = 0.0  # correlation of log-length with quality
     means: tuple[float, ...] = (0.0,) * K  # system mean qualities (OWN first)
+    rater_slot_sd: float = 0.0  # each rater's own slot habit N(0, sd) on the probit scale, mean 0
 
 
 @dataclass(frozen=True)
@@ -167,6 +169,9 @@ PANELS = (
         StudySpec(means=(0.5, 0.3, 0.1, -0.1, -0.3, -0.5)),
         (JudgeSpec("c-realistic"), JudgeSpec("c-human-like", kind="human"), JudgeSpec("c-coin", kind="coin")),
     ),
+    # People with habits: each rater leans to one slot (mean 0 over raters), so one rater's answers
+    # across instructions are not independent: the humans' tests must hold on both clusterings.
+    Panel("h-rater-pull", StudySpec(rater_slot_sd=0.3), (JudgeSpec("h-realistic"),)),
     Panel(
         "injected",
         StudySpec(),
@@ -395,6 +400,10 @@ def human_frames(
     n_instr, per = study.n_instr, len(PAIRS_OF)
     raters_total = n_raters(n_instr)
     taus = human_tau(rng, raters_total)
+    # Drawn only when asked for, so the other panels' random streams stay as they were.
+    pulls = (
+        rng.normal(0.0, study.spec.rater_slot_sd, raters_total) if study.spec.rater_slot_sd else np.zeros(raters_total)
+    )
     frames, reviews = [], []
     truth_num = truth_den = 0.0
     for c, condition in enumerate(CONDITIONS):
@@ -407,7 +416,7 @@ def human_frames(
         rater = raters[i, j]
         ab = forward_ab[row] if condition != ORDER else forward_ab[row] ^ (t == 1)
         qa, qb = pairs["qa"].to_numpy()[row], pairs["qb"].to_numpy()[row]
-        phi = ndtr(np.where(ab, qa - qb, qb - qa) / taus[rater])  # P(slot A | no tie)
+        phi = ndtr(np.where(ab, qa - qb, qb - qa) / taus[rater] + pulls[rater])  # P(slot A | no tie)
         u = rng.random(row.size)
         choice = np.where(u < TIES, "T", np.where(u < TIES + (1 - TIES) * phi, "A", "B"))
         cue = None if condition == ORDER else np.where(t == 0, "A", "B")
@@ -561,14 +570,16 @@ def score_subject(subject: str, rows: list[dict], references: list[dict], cards:
     return out
 
 
-def simulate(panel: Panel, n_pairs: int, seed: list[int]) -> tuple[dict, dict]:
-    """One replicate's frames and the true effects per subject."""
+def simulate(panel: Panel, n_pairs: int, seed: list[int], *, humans_only: bool = False) -> tuple[dict, dict]:
+    """One replicate's frames and the true effects per subject (``humans_only``: no judge calls)."""
     rng = np.random.default_rng(seed)
     study = make_study(rng, n_pairs, panel.study)
     pairs = study.pairs
     answers, reviews, human_truth = human_frames(rng, study, pairs)
     calls, truths = [], {"humans": human_truth}
-    for spec in panel.judges:
+    if humans_only:  # the people's draws are the same as in the full run: they come first
+        calls.append(judge_calls(rng, study, pairs, panel.judges[0])[0].iloc[:0])
+    for spec in () if humans_only else panel.judges:
         frame, probs, invalid = judge_calls(rng, study, pairs, spec)
         calls.append(frame)
         truths[spec.name] = judge_truth(pairs, probs, invalid)
@@ -589,19 +600,21 @@ class Task:
     seed: int
     agreement: bool = False  # also the coin's percent-agreement claims
     paper: bool = False  # also the cobbler-paper profile
+    humans_only: bool = False  # the people's rows alone (no judges simulated): fast, many replicates
 
 
 def run_replicate(task: Task) -> list[dict]:
     """One replicate of one panel at one size: one record per (profile, subject)."""
     panel = task.panel
-    frames, truths = simulate(panel, task.size, [task.seed, zlib.crc32(panel.name.encode()), task.size, task.rep])
+    seed = [task.seed, zlib.crc32(panel.name.encode()), task.size, task.rep]
+    frames, truths = simulate(panel, task.size, seed, humans_only=task.humans_only)
     profiles = ("default", "cobbler-paper") if task.paper else ("default",)
     records = []
     for profile in profiles:
         # Percent agreement is slow (rows per rater): the coin's alone, on a few replicates.
         agreement = task.agreement and profile == "default"
         rows, references, cards = report_parts(frames, profile, agreement=agreement)
-        for subject in ["humans", *(j.name for j in panel.judges)]:
+        for subject in ["humans", *(() if task.humans_only else (j.name for j in panel.judges))]:
             record = {"panel": panel.name, "size": task.size, "rep": task.rep, "profile": profile, "subject": subject}
             records.append(record | score_subject(subject, rows, references, cards) | {"truth": truths[subject]})
     return records
@@ -845,15 +858,20 @@ def replicate_counts(
     )
 
 
-def plan(counts: dict[int, Counts], panels: tuple[Panel, ...] = PANELS) -> list[Task]:
-    """Every replicate to run, the largest studies first (they take longest: better load balance)."""
+def plan(counts: dict[int, Counts], panels: tuple[Panel, ...] = PANELS, *, humans_only: bool = False) -> list[Task]:
+    """Every replicate to run, the largest studies first (they take longest: better load balance).
+
+    ``humans_only``: the null panels' people alone (the injected panel's people are the null
+    panel's), without the extras."""
     tasks = []
     for size in sorted(counts, reverse=True):
         c = counts[size]
         for panel in panels:
+            if humans_only and panel.power:
+                continue
             for rep in range(c.power if panel.power else c.null):
-                extra = panel.extras and rep < c.extras
-                tasks.append(Task(panel, size, rep, SEED, agreement=extra, paper=extra))
+                extra = panel.extras and rep < c.extras and not humans_only
+                tasks.append(Task(panel, size, rep, SEED, agreement=extra, paper=extra, humans_only=humans_only))
     return tasks
 
 
@@ -894,8 +912,15 @@ def main() -> int:
     parser.add_argument("--power-replicates", type=int, default=None, help="injected panel (100; 25 at 5250)")
     parser.add_argument("--extras", type=int, default=None, help="with agreement and cobbler-paper (50; 12 at 5250)")
     parser.add_argument("--sizes", type=str, default=None, help="pairs per study, comma separated")
+    parser.add_argument("--panels", type=str, default=None, help="panel names, comma separated (default: all)")
+    parser.add_argument(
+        "--humans-only",
+        action="store_true",
+        help="the people's rows alone, no judges simulated; results in validity-humans.json",
+    )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
+    panels = tuple(p for p in PANELS if not args.panels or p.name in args.panels.split(","))
     default_sizes = SIZES[:2] if args.quick else SIZES
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else list(default_sizes)
     counts = {
@@ -906,11 +931,11 @@ def main() -> int:
     }
 
     _setup_django()
-    tasks = plan(counts)
+    tasks = plan(counts, panels, humans_only=args.humans_only)
     started = time.perf_counter()
     records = run(tasks, args.jobs)
     seconds = time.perf_counter() - started
-    entries = aggregate(records)
+    entries = aggregate(records, panels)
     failed = print_table(entries)
     print(f"\n{len(tasks)} replicates in {seconds:.0f} s on {args.jobs} processes; {len(failed)} checks FAIL")
     if args.quick:
@@ -932,7 +957,8 @@ def main() -> int:
             "tau_human": [TAU_HUMAN, 0.4],
             "ties": TIES,
             "raters": {size: n_raters(size // len(PAIRS_OF)) for size in sizes},
-            "panels": [asdict(p) for p in PANELS],
+            "panels": [asdict(p) for p in panels],
+            "humans_only": args.humans_only,
             "targets": TARGETS,
             "power_check": POWER_CHECK,
         },
@@ -943,8 +969,16 @@ def main() -> int:
     }
     if args.quick:  # a smoke run never replaces the recorded results
         return 0
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    # A partial run (some panels, or the people alone) never replaces the full table either.
+    path = (
+        HUMANS_RESULTS
+        if args.humans_only
+        else RESULTS
+        if not args.panels
+        else RESULTS.with_name("validity-panels.json")
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=2) + "\n")
     return 0 if not failed else 1
 
 

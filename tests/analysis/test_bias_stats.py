@@ -252,3 +252,50 @@ def test_cluster_rate_for_length_control_by_hand():
     flat = cluster_rate(np.array([1, 0, 1, 0, 1, 0, 1, 0]), np.arange(8))
     assert flat["ci95"][0] <= wilson(0.5, 8)[0] + 1e-12
     assert cluster_rate(np.array([]), np.array([]))["ci95"] is None
+
+
+def _human_units(diffs: dict[tuple[str, int], int]) -> pd.DataFrame:
+    """One unit per (rater, instruction) with its hits - mirror; 15 pairs each."""
+    return pd.DataFrame(
+        [
+            {
+                "subject": "humans",
+                "bias": "position_preference",
+                "c0": r,
+                "c1": i,
+                "num": 0,
+                "den": 15,
+                "diff": d,
+                "size": 15,
+            }
+            for (r, i), d in diffs.items()
+        ]
+    )
+
+
+def test_one_raters_habit_is_not_peoples_bias():
+    """One rater always picking the first slot on 20 instructions: 20 instructions agree, one person does."""
+    from analysis.metrics.bias_rows import inference
+    from analysis.metrics.cluster_tests import sign_flip_p
+
+    diffs = {("habit", i): 6 for i in range(20)}
+    diffs |= {(f"r{k}", i): (1 if (k + i) % 2 else -1) for k in range(9) for i in range(20)}
+    units = _human_units(diffs)
+    hits = sum(max(d, 0) for d in diffs.values())
+    mirror = sum(max(-d, 0) for d in diffs.values())
+    result = inference(units, hits, mirror, 15 * len(diffs), two_way=True)
+    per_instruction = units.groupby("c1")["diff"].sum().to_numpy()
+    assert sign_flip_p(per_instruction) < 0.001  # instructions alone would call it a bias
+    assert result["p_value"] > 0.05  # ten raters, one of them leaning: no claim
+    assert "per-rater (10)" in result["test"] and "larger p-value" in result["test"]
+
+
+def test_peoples_shared_lean_is_found_on_both_clusterings():
+    from analysis.metrics.bias_rows import inference
+
+    diffs = {(f"r{k}", i): 2 for k in range(12) for i in range(12) if (k + i) % 3 == 0}
+    units = _human_units(diffs)
+    hits = sum(diffs.values())
+    result = inference(units, hits, 0, 15 * len(diffs), two_way=True)
+    assert result["p_value"] < 0.001
+    assert result["effect_ci95"][0] > 0
