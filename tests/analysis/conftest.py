@@ -23,7 +23,8 @@ def demo_study(settings) -> Study:
     try:
         # seed_demo points the demo judge at SIMULATOR_BASE_URL, as `make run` does with its port.
         settings.SIMULATOR_BASE_URL = server.base_url
-        call_command("seed_demo", stdout=io.StringIO())
+        # The report is computed by the tests that want one, after the judges ran.
+        call_command("seed_demo", "--no-report", stdout=io.StringIO())
         for job in JudgeJob.objects.filter(study__slug="demo"):
             for _ in range(20):  # what the worker does: run chunks until no row is left pending
                 pending = list(job.judgments.filter(status="pending").values_list("pk", flat=True))
