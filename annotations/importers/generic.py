@@ -231,7 +231,9 @@ def schema_problems(definition: str, value: Any) -> list[str]:
         if error.validator == "required" and "cued" in error.validator_value:
             text = f"condition {value.get('condition')} needs cued (model_a or model_b: the model the cue favours)"
         out.append(text)
-    return out
+    # A rule reached through several branches of the schema (if/then, allOf) reports the same
+    # sentence more than once: one line, one sentence per mistake.
+    return list(dict.fromkeys(out))
 
 
 def _key(value: Any) -> str:

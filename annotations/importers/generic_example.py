@@ -96,7 +96,7 @@ def judge_files(judge: str) -> dict[str, list[dict]]:
 
 README = """A made-up study in the generic study format (docs/study-format.md).
 
-Upload the files on Crowd studies > Import a study from files, or run
+Upload the files on Studies > Import a study from files (JSONL), or run
   python manage.py import_study example-study --study my-example
 One JSON object per line; instructions.jsonl and responses.jsonl are required,
 the others optional. judges.jsonl / judgments.jsonl hold outputs of judges you

@@ -355,7 +355,12 @@ def _study_import(request: HttpRequest, limit: SizeLimit) -> HttpResponse:
             if name not in REQUIRED
             and staged is not None
             and name in staged.files
-            and request.POST.get(f"drop_{field}")
+            and (
+                request.POST.get(f"drop_{field}")
+                # Every required file picked anew is a new upload, not a correction: the optional
+                # files kept from an earlier one (judges, gold, ...) are not slipped into it.
+                or (uploads.keys() >= REQUIRED and name not in uploads)
+            )
         }
         if uploads or drop or staged is not None:
             staged = _restage(request, staged, uploads, drop)

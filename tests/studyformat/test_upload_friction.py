@@ -319,3 +319,20 @@ def test_staged_uploads_older_than_a_day_are_swept(researcher_client, other_rese
     researcher_client.post(PAGE, _files(names=("instructions",)))
     assert not stale.exists() and not old_layout.exists()
     assert len(_staged(data_dir)) == 1  # the new one
+
+
+def test_one_mistake_is_listed_once():
+    """The vote schema reaches 'required' through three branches: one line, one sentence."""
+    from annotations.importers.generic import schema_problems
+
+    assert schema_problems("vote", {"instruction_id": "i1", "model_a": "a"}) == [
+        "missing field model_b, winner, annotator"
+    ]
+
+
+def test_a_new_upload_of_every_required_file_starts_afresh(researcher_client):
+    """Kept files correct a failed preview; they never slip into the next, different upload."""
+    researcher_client.post(PAGE, _files())
+    required = tuple(name.removesuffix(".jsonl") for name in sorted(view.REQUIRED))
+    page = researcher_client.post(PAGE, {"slug": "fresh", **_files(names=required)})
+    assert [f["name"] for f in page.context["staged_files"]] == sorted(view.REQUIRED, key=view.UPLOAD_FILES.index)

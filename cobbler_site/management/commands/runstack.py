@@ -14,6 +14,7 @@ import sys
 import time
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from judging.services import local_simulator_url, point_demo_judge_at
@@ -52,7 +53,7 @@ class Command(BaseCommand):
                 "INFO",
                 "--beat",
                 "--schedule",
-                "var/celerybeat-schedule",
+                str(settings.DATA_DIR / "celerybeat-schedule"),  # with the rest of this run's state
             ],
             env=env,
         )
