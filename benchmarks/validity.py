@@ -24,7 +24,10 @@ The simulated study (docs/methods.md "Bias rates" for the designs):
   longer response, its own response), else it answers on quality;
 - people (30-60 raters, 3 per pair and condition, both twin tasks of a pair) choose by the
   same quality model with their own noise and 5% ties, with no bias at all: the Humans card
-  must make no claim either. A "human-like" judge answers as one more such rater.
+  must make no claim either. A "human-like" judge answers as one more such rater. In panel
+  ``h-rater-pull`` each rater also has a habit of their own, a slot preference N(0, 0.3) on the
+  probit scale (mean 0 over raters): one person's answers across instructions then share it,
+  and the Humans card must still make no claim.
 
 Scenarios are grouped in panels: the judges of one panel are judged in the same simulated
 study (as a report holds several judges beside the humans), and each judge is one subject
@@ -58,6 +61,9 @@ Reading the results:
 
 Writes ``benchmarks/results/validity.json`` (conditions, code commit, run time, every measured
 rate with its Monte-Carlo interval) and prints the table with PASS/FAIL per line.
+``--humans-only`` simulates the people alone (their draws are the full run's: they come
+first), about 20 times faster, and writes ``validity-humans.json``; ``--panels`` runs some
+panels only and writes ``validity-panels.json``. Neither replaces the full table.
 """
 
 from __future__ import annotations

@@ -104,3 +104,17 @@ def test_a_coin_never_agrees_with_people(results):
     agree = results[v.COIN]["says_agreement"]
     assert agree["n"] == EXTRAS
     assert agree["k"] == 0
+
+
+def test_people_with_habits_of_their_own_get_no_claim():
+    """Every rater leans to one slot (mean 0): across 60 people-only replicates the Humans card
+    claims nothing about position. The two-way t test it replaced claimed position bias on
+    people about 1.5 times too often without any habit."""
+    panel = next(p for p in v.PANELS if p.name == "h-rater-pull")
+    tasks = v.plan({SIZE: v.Counts(60, 0, 0)}, panels=(panel,), humans_only=True)
+    records = v.run(tasks, jobs=min(2, os.cpu_count() or 1))
+    assert {r["subject"] for r in records} == {"humans"}
+    [people] = v.aggregate(records, panels=(panel,))
+    position = people["rows"]["position_preference"]
+    assert position["false_claims"]["k"] <= 2  # 60 replicates at 1-2%: 0-2 expected
+    assert people["family_wise_false"]["rate"] <= 0.10
