@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-$(shell cat $(LOCKS) | sha1sum | cut -c1-12)
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-smoke lint typecheck venv lock bench clean
+.PHONY: run test test-smoke calibrate lint typecheck venv lock bench clean
 
 # dev.txt is the complete lock (runtime + tools, every file hashed), so nothing is resolved here.
 $(STAMP): $(LOCKS)
@@ -52,8 +52,18 @@ run: venv
 # The suite runs on whatever DATABASE_URL / REDIS_URL say (PostgreSQL + Redis in CI),
 # and on the embedded default (SQLite + filesystem broker) when they are unset.
 TEST_DATA_DIR ?= $(CURDIR)/var/test
+# The whole suite runs in pytest-xdist processes, one more than the cores (the tests spend part
+# of their time waiting on workers, browsers and servers), at most 12 (each takes a Redis
+# database: tests/settings.py). A file stays on one process, so its module fixtures run once.
+# A run narrowed with PYTEST_ARGS stays in one process unless TEST_WORKERS says otherwise.
+TEST_WORKERS ?= $(if $(PYTEST_ARGS),0,$(shell n=$$(nproc); echo $$(( n < 12 ? n + 1 : 12 ))))
 test: venv lint typecheck
-	DATA_DIR=$(TEST_DATA_DIR) $(PY) -m pytest $(PYTEST_ARGS)
+	DATA_DIR=$(TEST_DATA_DIR) $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+
+# The calibration experiments (tests marked calibration: ~30,000 simulated judge calls through a
+# real worker; tables in test-artifacts/calibration*.txt). make test runs their in-process checks.
+calibrate: venv
+	DATA_DIR=$(CURDIR)/var/test-calibrate $(PY) -m pytest --calibration -m calibration $(PYTEST_ARGS)
 
 # The embedded-mode smoke part CI runs besides the full suite on PostgreSQL.
 test-smoke: venv

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -30,6 +33,24 @@ def needs_shared() -> None:
     """Skip the calling test or fixture, with the reason, in a checkout without ../shared."""
     if not SHARED.is_dir():
         pytest.skip(NO_SHARED)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--calibration",
+        action="store_true",
+        help="also run the calibration experiments (make calibrate); make test runs their in-process checks",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The experiments take minutes of simulated judge calls; the loop keeps their fast checks.
+    if config.getoption("--calibration"):
+        return
+    skip = pytest.mark.skip(reason="a calibration experiment: make calibrate runs it")
+    for item in items:
+        if item.get_closest_marker("calibration"):
+            item.add_marker(skip)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -112,6 +133,15 @@ class WorkerProcess:
             self.proc.send_signal(sig)
             self.proc.wait(timeout=30)
 
+    def discard(self) -> None:
+        """End a worker whose test is over: SIGKILL, as nothing it holds matters any more.
+
+        A warm stop waits for Celery's loop to notice (up to 4 s on the filesystem broker, whose
+        loop drains once more after the signal), some 40 times a run. Messages it held are
+        purged with the broker after it.
+        """
+        self.kill(signal.SIGKILL)
+
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
             self.proc.terminate()
@@ -134,12 +164,54 @@ class WorkerProcess:
 
         return wait_until(ready, timeout=timeout, interval=0.05)
 
+    def wait_idle(self, timeout: float = 60.0, polls: int = 3) -> bool:
+        """Until this worker has ended every task it received and the broker holds no message.
+
+        From then on nothing runs until someone sends a task, so a test that asserts "nothing
+        was called after the stop" checks a state it reached, not a wait of a chosen length.
+        A retry or a countdown stays "received" until it ran; ``polls`` idle readings in a row
+        cover a message that was taken from the broker but not logged yet.
+        """
+
+        def idle() -> bool:
+            with self.log_path.open("rb") as log:
+                log.seek(self.log_start)
+                text = log.read()
+            return len(_TASK_RECEIVED.findall(text)) == len(_TASK_ENDED.findall(text)) and not broker_messages()
+
+        streak = 0
+
+        def settled() -> bool:
+            nonlocal streak
+            streak = streak + 1 if idle() else 0
+            return streak >= polls
+
+        return wait_until(settled, timeout=timeout, interval=0.1)
+
+
+# Celery's INFO lines for a task message: one "received", then one ending per delivery.
+_TASK_RECEIVED = re.compile(rb"Task \S+\[[0-9a-f-]+\] received")
+_TASK_ENDED = re.compile(rb"Task \S+\[[0-9a-f-]+\] (?:succeeded|retry|raised|failed|ignored|rejected|revoked)")
+QUEUES = ("default", "llm")
+
+
+def broker_messages() -> int:
+    """Messages waiting in the broker's queues (the transport's own count)."""
+    from cobbler_site.celery import app
+
+    total = 0
+    with app.connection_for_read() as conn:
+        for queue in QUEUES:
+            with contextlib.suppress(Exception):  # a queue that was never declared holds nothing
+                total += conn.default_channel.queue_declare(queue=queue, passive=True).message_count
+    return total
+
 
 def purge_broker() -> None:
     """Drop messages left by an earlier run, so a worker never sees another test's ids."""
     from cobbler_site.celery import app
 
-    for queue in ("default", "llm"):
+    for queue in QUEUES:
         try:
             with app.connection_for_write() as conn:
                 conn.default_channel.queue_purge(queue)
@@ -151,9 +223,9 @@ def purge_broker() -> None:
 def celery_worker_process(transactional_db) -> Iterator[WorkerProcess]:
     purge_broker()
     worker = WorkerProcess().start()
-    time.sleep(0.5)
+    worker.wait_ready()
     yield worker
-    worker.stop()
+    worker.discard()
     purge_broker()
 
 
@@ -168,20 +240,47 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture
-def browser(monkeypatch):
-    """Debian's Chromium, headless, driven by Playwright (never a downloaded browser)."""
+@pytest.fixture(scope="session")
+def _chromium():
+    """One Chromium per test process: launching it per test cost about a second each.
+
+    Playwright's sync API marks its event loop as running on this thread between calls, which
+    Django reads as "inside async code" and refuses the ORM. The mark is kept only while a
+    browser test runs (``browser`` sets and clears it), so every other test in the process
+    runs as if no browser existed.
+    """
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    # Playwright's sync API runs an event loop in this thread; the ORM calls the test
-    # makes meanwhile are still plain synchronous code.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+    playwright = sync_playwright().start()
+    loop = asyncio._get_running_loop()
+    chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+    asyncio._set_running_loop(None)
+    yield chromium, loop
+    asyncio._set_running_loop(loop)
+    chromium.close()
+    playwright.stop()
+
+
+@pytest.fixture
+def browser(_chromium, monkeypatch):
+    """Debian's Chromium, headless, driven by Playwright (never a downloaded browser).
+
+    Shared by the tests of one process; every context a test opens (``new_page`` opens one)
+    is closed after it, so no cookie, storage or page outlives its test.
+    """
+    chromium, loop = _chromium
+    # The ORM calls a browser test makes while Playwright's loop is marked running are still
+    # plain synchronous code on this thread.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    asyncio._set_running_loop(loop)
+    try:
         yield chromium
-        chromium.close()
+        for context in chromium.contexts:
+            context.close()
+    finally:
+        asyncio._set_running_loop(None)
 
 
 def wait_until(predicate, timeout: float = 60.0, interval: float = 0.2) -> bool:

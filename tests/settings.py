@@ -33,6 +33,32 @@ TEST_ENV = {
 for _name, _value in TEST_ENV.items():
     os.environ.setdefault(_name, _value)
 
+
+def _isolate_xdist_worker() -> None:
+    """Give each pytest-xdist worker (gw0, gw1, ...) its own files, broker and cache.
+
+    pytest-django already suffixes the test database per worker. Everything else the tests
+    share through the environment is split here, so the Celery workers and ``manage.py``
+    children a test starts inherit their own worker's slice: the data directory (SQLite file,
+    filesystem broker, cache, media) and the Redis database number (broker queues, cache,
+    shared rate-limit buckets), which would otherwise let one worker's Celery process run
+    another's tasks against the wrong database.
+    """
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if not worker.startswith("gw") or os.environ.get("COBBLER_TEST_ISOLATED") == worker:
+        return
+    n = int(worker[2:])
+    data_dir = os.environ.get("DATA_DIR") or os.path.join(os.path.dirname(os.path.dirname(__file__)), "var")
+    os.environ["DATA_DIR"] = os.path.join(data_dir, worker)
+    if redis_url := os.environ.get("REDIS_URL"):
+        base, _, db = redis_url.rpartition("/")
+        offset = int(db) if db.isdigit() else 0
+        os.environ["REDIS_URL"] = f"{base}/{(offset + 1 + n) % 16}"
+    os.environ["COBBLER_TEST_ISOLATED"] = worker  # children re-read these settings: split once
+
+
+_isolate_xdist_worker()
+
 from cobbler_site.settings import *  # noqa: E402, F403
 
 # About 170 tests create users; Django's default PBKDF2 costs ~0.3 s each and tests no hash.

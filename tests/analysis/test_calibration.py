@@ -37,23 +37,24 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import numpy as np
 import pytest
 
 from analysis.metrics.stats import wilson
 from analysis.profiles import get_profile
 from analysis.sections import bias as bias_section
 from annotations.models import Candidate, Instruction, Pair, Response, Study
-from judging import parsers, services
+from judging import services
 from judging.models import CachedCompletion, Judge, JudgeJob, Judgment
 from judging.runner import llm_cache_key
-from judging.simulator.behaviour import GARBAGE, Knobs, decide, parse_knobs, quality, read_prompt
+from judging.simulator.behaviour import Knobs, parse_knobs, quality
 from judging.simulator.server import SimulatorServer
 from tests.conftest import ARTIFACTS, WorkerProcess, purge_broker, wait_until
 
 # django_db: so the session sets up the test database even when only this module runs (the
 # data itself is committed once by the module fixture, outside the per-test transactions).
-pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db]
+# An experiment: `make calibrate` runs it; `make test` runs its in-process checks
+# (tests/analysis/test_calibration_checks.py).
+pytestmark = [pytest.mark.calibration, pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db]
 
 N_INSTRUCTIONS = 40
 OWN = "own"  # the candidate that is the self-aware judges' own model
@@ -526,55 +527,3 @@ def test_write_the_calibration_table(calibration):
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "calibration.txt").write_text("\n".join(lines) + "\n")
     assert len(lines) > 25
-
-
-# --- the formula against the simulator itself (no worker needed, but cheap) ----------------
-
-
-def test_prompt_probs_match_the_simulator():
-    """Monte Carlo over seeds of ``behaviour.decide`` on rendered prompts vs ``prompt_probs``."""
-    from judging.prompts import render
-
-    texts = ("a short answer", "a much longer answer that keeps going on and on")
-    settings = [
-        ("order_first=0.3", "order", {}),
-        ("order_last=0.2,invalid=0.15", "order", {}),
-        ("bandwagon=0.6,order_first=0.2", "bandwagon", {"cue_slot": "second", "percent": 85}),
-        (
-            "distractor=0.4,length=0.3",
-            "attentional",
-            {"cue_slot": "first", "distractor": "System Star plays a lot of soccer and basketball."},
-        ),
-        ("self=0.6,length=0.5", "compassion", {"names": ["own", "bravo"], "self_slot": "second"}),
-        ("length=0.5,order_last=0.1", "order", {}),
-    ]
-    for spec, condition, cue in settings:
-        for first, second in (texts, texts[::-1]):
-            messages = render(
-                version="v1",
-                condition=condition,
-                instruction="Say something.",
-                reference="",
-                first_text=first,
-                second_text=second,
-                cue=cue,
-            ).messages
-            seen = read_prompt(messages)
-            assert (seen.first, seen.second) == (first, second)
-            n, counts = 4000, {None: 0, "first": 0, "second": 0}
-            for seed in range(n):
-                d = decide(parse_knobs(f"sim:{spec},seed={seed}"), messages)
-                counts[d.slot or None] += 1
-            kind = {"bandwagon": "bandwagon", "attentional": "distractor"}.get(condition, "")
-            want = prompt_probs(
-                parse_knobs(f"sim:{spec}"),
-                Shown(first, second, kind, cue.get("cue_slot", "") if kind else "", cue.get("self_slot", "")),
-            )
-            for outcome, p in want.items():
-                se = max(np.sqrt(p * (1 - p) / n), 1e-9)
-                assert abs(counts[outcome] / n - p) <= 4 * se + 1e-9, (spec, first, outcome, counts, want)
-
-
-def test_garbage_answers_parse_as_invalid():
-    for text in GARBAGE:
-        assert parsers.parse("robust", text, labels=("System Star", "System Square")) is None, text

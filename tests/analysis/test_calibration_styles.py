@@ -41,7 +41,9 @@ from judging.simulator.server import SimulatorServer
 from tests.analysis.test_calibration import WORDS, expected_rate, pair_cases
 from tests.conftest import ARTIFACTS, WorkerProcess, purge_broker, wait_until
 
-pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db]
+# An experiment: `make calibrate` runs it; `make test` runs its in-process checks
+# (tests/analysis/test_calibration_checks.py).
+pytestmark = [pytest.mark.calibration, pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db]
 
 STYLES = (
     "terse",

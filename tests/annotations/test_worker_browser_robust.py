@@ -316,23 +316,23 @@ def test_a_swipe_over_an_answer_scrolls_the_phone_and_only_the_handle_drags(live
 
     # Bring the third item's top to y=400, then swipe up over it and into the second: a
     # drag there would reorder the two (the old pages did, with touch-action: none).
-    page.evaluate(
-        "y => window.scrollTo(0, y)",
-        page.eval_on_selector(
-            "#ranking li:nth-child(3)", "el => el.getBoundingClientRect().top + window.scrollY - 400"
-        ),
+    target = page.eval_on_selector(
+        "#ranking li:nth-child(3)", "el => Math.round(el.getBoundingClientRect().top + window.scrollY - 400)"
     )
-    page.wait_for_timeout(200)
+    page.evaluate("y => window.scrollTo(0, y)", target)
+    page.wait_for_function("y => Math.abs(window.scrollY - y) < 2", arg=target)
     start_y = page.evaluate("window.scrollY")
     body = page.locator("#ranking li:nth-child(3) .answer-body").bounding_box()
-    assert 380 < body["y"] < 440
-    swipe(body["x"] + body["width"] / 2, 700, 250)
+    # The swipe starts on the answer's text wherever the page settled, and runs 450 px up.
+    y0 = min(body["y"] + body["height"] / 2, 790)
+    assert body["y"] < y0 < body["y"] + body["height"] and y0 - 450 > 0
+    swipe(body["x"] + body["width"] / 2, y0, y0 - 450)
     assert page.evaluate("window.scrollY") - start_y > 200  # the page scrolled...
     assert _order(page) == before  # ...and nothing moved
 
     # The handle does drag: the first answer goes above the bar (both fit on the screen).
     page.evaluate("window.scrollTo(0, 0)")
-    page.wait_for_timeout(200)
+    page.wait_for_function("() => window.scrollY === 0")
     handle = page.locator("#ranking li:nth-child(2) .handle").bounding_box()
     bar = page.locator("#ranking li.bar").bounding_box()
     swipe(

@@ -87,7 +87,7 @@ def start_worker(transactional_db) -> Iterator:
     start.workers = workers
     yield start
     for worker in workers:
-        worker.stop()
+        worker.discard()
     purge_broker()
 
 

@@ -80,9 +80,9 @@ def test_the_bucket_is_shared_by_every_holder_of_the_key(settings, tmp_path, emb
     for t in holders:
         t.join()
     took = time.monotonic() - start
-    # 30 units at 10/s, the first at once: 2.9 s; each bucket alone would take 1.4 s. The upper
-    # bound leaves room for a loaded machine; the lower one is the limit.
-    assert 2.6 <= took <= 6.0
+    # 30 units at 10/s, the first at once: 2.9 s; each bucket alone would take 1.4 s. Only the
+    # lower bound is the limit; an upper one would measure the machine's load, not the bucket.
+    assert took >= 2.6
 
 
 def test_the_bucket_is_shared_across_processes():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx2
@@ -111,19 +110,16 @@ def test_it_speaks_openai_over_http_with_usage_and_retry_after(simulator):
 def test_it_holds_hundreds_of_concurrent_requests(simulator):
     m1, _ = _order_pair(9)
     body = json.dumps({"model": "sim:latency_ms=500", "messages": m1})
-    start = time.monotonic()
     with httpx2.Client(limits=httpx2.Limits(max_connections=300)) as http, ThreadPoolExecutor(250) as pool:
         codes = list(
             pool.map(
                 lambda _: http.post(f"{simulator.base_url}/chat/completions", content=body).status_code, range(250)
             )
         )
-    elapsed = time.monotonic() - start
     assert codes == [200] * 250
-    assert simulator.stats.peak_in_flight >= 60  # 64 is the fixture's endpoint concurrency
-    # Ideal: 250 / 64 slots = 4 rounds of 0.5 s; one at a time would take 125 s. The bound proves
-    # concurrency with room for a loaded machine (5.2 s was seen beside two other suites).
-    assert elapsed < 250 * 0.5 / 8
+    # Concurrency is read from the endpoint's own count of requests held at once (64 is the
+    # fixture's endpoint concurrency), not from the wall clock, which measures the machine's load.
+    assert simulator.stats.peak_in_flight >= 60
 
 
 def test_the_site_mounts_the_simulator_for_make_run(client, settings):
