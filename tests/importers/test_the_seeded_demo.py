@@ -25,7 +25,7 @@ from judging.models import Judge, JudgeJob, Judgment
 from tests.importers.conftest import table_counts
 from tests.importers.test_seed_demo import _seed
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
 
 @pytest.fixture(scope="module")

@@ -195,6 +195,8 @@ def _rows(job):
     return list(job.judgments.select_related("pair__instruction", "pair__response_a", "pair__response_b"))
 
 
+@pytest.mark.worker
+@pytest.mark.slow
 def test_a_judge_job_runs_end_to_end_through_the_batch_api(study, make_sim_judge, simulator, batch_worker, researcher):
     simbatch.store_for(simulator).delay_s = 1.0
     judge = make_sim_judge(knobs="order_first=0.3,bandwagon=0.5,invalid=0.05,seed=4")
@@ -250,6 +252,8 @@ def test_a_judge_job_runs_end_to_end_through_the_batch_api(study, make_sim_judge
     assert api["batches"][0]["requests"] == 180
 
 
+@pytest.mark.worker
+@pytest.mark.slow
 def test_a_batch_is_collected_after_the_worker_is_killed(study, make_sim_judge, simulator, batch_worker):
     simbatch.store_for(simulator).delay_s = 4.0
     judge = make_sim_judge(knobs="seed=2")
@@ -276,6 +280,8 @@ def test_a_batch_is_collected_after_the_worker_is_killed(study, make_sim_judge, 
     assert not rows.values("pair", "condition", "presentation").annotate(n=Count("id")).filter(n__gt=1)
 
 
+@pytest.mark.worker
+@pytest.mark.slow
 def test_failed_batch_lines_fall_back_to_synchronous_calls(study, make_sim_judge, simulator, batch_worker):
     simbatch.store_for(simulator).delay_s = 0.5
     judge = make_sim_judge(knobs="error_rate=0.25,errors=500+429,retry_after=1,seed=9")
@@ -309,6 +315,8 @@ def test_failed_batch_lines_fall_back_to_synchronous_calls(study, make_sim_judge
     assert job.last_error.startswith(("500 server error", "429 rate limited"))
 
 
+@pytest.mark.worker
+@pytest.mark.slow
 def test_cancel_stops_the_provider_batch_and_resume_submits_again(study, make_sim_judge, simulator, batch_worker):
     store = simbatch.store_for(simulator)
     store.validate_s, store.delay_s = 3.0, 3.0
@@ -340,6 +348,8 @@ def test_cancel_stops_the_provider_batch_and_resume_submits_again(study, make_si
     assert job.calls == 36 == simulator.stats.total_calls
 
 
+@pytest.mark.worker
+@pytest.mark.slow
 def test_a_paused_job_still_collects_its_batch_and_resumes_to_completion(
     study, make_sim_judge, simulator, batch_worker
 ):
@@ -359,6 +369,8 @@ def test_a_paused_job_still_collects_its_batch_and_resumes_to_completion(
     assert BatchRun.objects.filter(judge_job=job).count() == 1 and job.calls == 36
 
 
+@pytest.mark.worker
+@pytest.mark.slow
 def test_the_budget_limits_what_is_submitted(study, make_sim_judge, simulator, batch_worker):
     from judging.batch.driver import estimate_cost, plan_lines
     from judging.runner import kind_of
@@ -384,6 +396,8 @@ def test_the_budget_limits_what_is_submitted(study, make_sim_judge, simulator, b
     assert _finished(job) and (job.status, job.done) == ("completed", 36)
 
 
+@pytest.mark.worker
+@pytest.mark.slow
 def test_an_endpoint_without_the_batch_api_falls_back_to_synchronous_calls(
     study, make_sim_judge, simulator, batch_worker
 ):
@@ -402,6 +416,8 @@ def test_an_endpoint_without_the_batch_api_falls_back_to_synchronous_calls(
     assert abs(job.cost_usd - sync_price) <= Decimal("0.0000005") * len(rows)  # the synchronous price
 
 
+@pytest.mark.worker
+@pytest.mark.slow
 def test_a_generation_job_runs_through_the_batch_api(make_sim_judge, simulator, batch_worker):
     from annotations.importers.demo import seed_demo_study
     from annotations.models import Candidate, Response
@@ -524,6 +540,8 @@ def test_the_client_checks_the_host_and_never_shows_the_key(simulator, settings)
     assert simulator.stats.total_calls == 0
 
 
+@pytest.mark.worker
+@pytest.mark.slow
 def test_run_judges_batch_waits_with_the_batch_state_in_the_progress_line(
     study, make_sim_judge, simulator, batch_worker, capsys
 ):
