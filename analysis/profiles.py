@@ -1,4 +1,4 @@
-"""Definition choices as configuration (design.md, "Profiles").
+"""Definition choices as configuration (README.md, "Reports"; each setting where it applies in docs/methods.md).
 
 Every number in a report is computed under one profile, and the report prints
 every choice in it, so a reader knows exactly which definition produced it.
@@ -22,13 +22,13 @@ class Profile:
     length_scope: str  # "judged-turn" | "conversation"
     human_length_unit: str  # unit for human salience (paper: regex word tokens)
     # Added by the bias metrics (defaults keep older constructors valid):
-    human_average: str = "pooled"  # "pooled" (hits / pairs) | "per-rater" (mean of rater rates, 3.14)
-    egocentric: str = "consistent"  # "paper" (prompt 2 not the same slot, 3.4) | "consistent" (own twice)
+    human_average: str = "pooled"  # "pooled" (hits / pairs) | "per-rater" (mean of rater rates)
+    egocentric: str = "consistent"  # "paper" (prompt 2 not the same slot) | "consistent" (own twice)
     correction: str = "holm"  # multiple comparisons across the bias table: "holm" | "bh"
     # Which human work counts, in every section (analysis.loaders.counted_work). Rejected never does.
     human_work: str = "approved"  # "approved" | "approved+pending" (submitted, not yet reviewed)
     # Judge rankings from single calls: "both" (wins / appearances over both presentations)
-    # | "prompt1" (the authors' prompt-1 wins, 3.2); docs/methods.md "Order run counterbalancing".
+    # | "prompt1" (the authors' prompt-1 wins); docs/methods.md "Order run counterbalancing".
     judge_rankings: str = "both"
     # Work with a quality flag (annotations.quality, docs/methods.md "Crowd quality"): "keep"
     # (it counts like any other) | "exclude" (it does not count, in every section).
@@ -59,7 +59,7 @@ DEFAULT = Profile(
 
 PROFILES: dict[str, Profile] = {
     "default": DEFAULT,
-    # The authors' choices, quirks included (cobbler-method.md 3.3-3.15), to reproduce their numbers.
+    # The authors' choices, quirks included (docs/methods.md, "Bias rates" and "Reproduction"), to reproduce their numbers.
     "cobbler-paper": replace(
         DEFAULT,
         name="cobbler-paper",

@@ -1,4 +1,4 @@
-"""The report contract (design.md, schema ``cobbler-report/1``), assembled from its sections.
+"""The report contract (schema ``cobbler-report/1``, analysis/schema/), assembled from its sections.
 
 Each section module owns one part of the JSON and returns data computed from the
 database; a section with no data returns empty lists, never made-up values.

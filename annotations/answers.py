@@ -54,7 +54,9 @@ def display_order(*, participant_id: int, task_id: int, response_ids: list[int])
     """The order a participant sees a ranking's answers in: random, but stable on reload.
 
     Seeded from (participant, task) so a reload shows the same order and the order can be
-    recomputed in an audit; the canonical order is never shown (cobbler-method.md 3.15 A).
+    recomputed in an audit; the canonical order is never shown (in the CoBBLEr ranking study
+    every annotator saw the answers in one fixed model order, and their rankings tended to
+    follow it).
     """
     order = sorted(response_ids)
     random.Random(f"{participant_id}:{task_id}").shuffle(order)

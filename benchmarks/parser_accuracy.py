@@ -8,7 +8,7 @@ Mistral's terse lines), one JSON object a line: ``style``, ``text``, ``labels``,
 answers. Each row is parsed as the runner parses a judgment: the prompt of that condition and
 cue is rendered (prompt version v1) and its ``answer_labels`` and ``echo_strings`` are passed
 to ``judging.parsers.parse``. A row counts as correct when the parser returns ``expected``
-exactly (None for an invalid answer). The ``paper`` parser is the authors' (cobbler-method 3.1:
+exactly (None for an invalid answer). The ``paper`` parser is the authors' (a label in the
 first 30 characters); its poor accuracy on chat styles is the expected, documented behaviour.
 Also times the robust parser per call.
 

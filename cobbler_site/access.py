@@ -35,7 +35,8 @@ class Audience(StrEnum):
     RESEARCHER = "researcher"  # logged-in active staff; objects scoped by manageable_by(user)
     SUPERUSER = "superuser"  # the site's administrators (Django admin)
     # Machine clients of the built-in simulator: anyone while DEBUG is on; otherwise a staff
-    # session, a staff user's API token, or ``Bearer $SIMULATOR_TOKEN`` (design.md).
+    # session, a staff user's API token, or ``Bearer $SIMULATOR_TOKEN`` (README.md, "Point it
+    # at a real LLM endpoint").
     SIMULATOR = "simulator"
 
 

@@ -1,8 +1,9 @@
 """Raw judge text -> the slot it chose ("first" / "second") or None (invalid).
 
 Two parsers:
-- ``paper``: cobbler-method.md 3.1 exactly (delete echoed prompt pieces, cut after the
-  first "Response:", strip, first 30 characters, first case-insensitive label match).
+- ``paper``: the authors' harness exactly (docs/methods.md, 'Parser': delete echoed prompt
+  pieces, cut after the first "Response:", strip, first 30 characters, first
+  case-insensitive label match).
 - ``robust`` (default): reads the judge's OWN verdict wherever it is: echoed prompt
   pieces and restated cues ("although 85% of people believe that System Star is
   better, ...") cast no vote, explicit verdict forms ("X is better", "Winner: X", JSON,

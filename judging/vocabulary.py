@@ -36,7 +36,7 @@ class Parser(models.TextChoices):
     """How a judge's raw text becomes a slot (judging.parsers)."""
 
     ROBUST = "robust", "Robust (the judge's own verdict, wherever it is)"
-    PAPER = "paper", "Paper (cobbler-method.md 3.1 exactly)"
+    PAPER = "paper", "Paper (the authors' harness exactly: a label in the first 30 characters)"
     # Not a parser: the verdicts came parsed from an imported file (MT-Bench judgments).
     IMPORTED = "imported", "Imported verdicts (no parsing)"
 

@@ -1,4 +1,4 @@
-"""Length-controlled agreement: pure functions over DataFrames (length-control.md)."""
+"""Length-controlled agreement: pure functions over DataFrames (docs/methods.md, "Length control")."""
 
 from __future__ import annotations
 

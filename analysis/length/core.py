@@ -1,4 +1,4 @@
-"""Length-controlled agreement (length-control.md), as pure functions over DataFrames.
+"""Length-controlled agreement (docs/methods.md, "Length control"), as pure functions over DataFrames.
 
 Input frames (built by ``analysis.loaders.length`` or by hand in tests):
 
@@ -130,7 +130,7 @@ def prefixed(prefix: str, r: dict) -> dict:
 
 
 def decide_verdict(*, matched: dict, matched_null: dict, overall: float | None) -> tuple[str, str]:
-    """The pre-registered rule (length-control.md, Verdict), with the reason it fired."""
+    """The pre-registered rule (docs/methods.md, "Length control", Verdict), with the reason it fired."""
     ci, nci = matched["ci95"], matched_null["ci95"]
     if ci is None or (ci[1] - ci[0]) / 2 > 0.15:
         return "inconclusive", f"judge interval on {MATCHED} pairs wider than +-15 points (n={matched['n']})"

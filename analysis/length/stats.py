@@ -1,4 +1,4 @@
-"""Intervals used by length control (length-control.md, Uncertainty; docs/methods.md).
+"""Intervals used by length control (docs/methods.md, "Length control").
 
 Single agreements: a Wilson interval at the effective sample size n / design effect, the
 design effect coming from a seeded cluster bootstrap over questions (the ``unit`` column),

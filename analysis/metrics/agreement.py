@@ -1,7 +1,7 @@
 """Chance-corrected agreement: Krippendorff's alpha (nominal, ordinal) and Fleiss' kappa.
 
-Written here rather than imported: the ``krippendorff`` package is GPL-3.0 (docs/peers.md
-3.5). Both statistics are sums over units, so each is computed from per-instruction
+Written here rather than imported: the ``krippendorff`` package on PyPI is GPL-3.0-or-later.
+Both statistics are sums over units, so each is computed from per-instruction
 sufficient statistics and bootstrapped over instructions with one matrix product.
 
 Input for both: a tidy frame with ``group`` (the bootstrap unit, an instruction),

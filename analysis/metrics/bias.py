@@ -1,4 +1,4 @@
-"""Judge bias rates from single judge calls (cobbler-method.md 3.2-3.9), vectorised.
+"""Judge bias rates from single judge calls (docs/methods.md, "Bias rates"), vectorised.
 
 Input: the judgments frame of ``analysis.loaders.judgments_frame``, one row per call:
 ``judge, self_key, instruction, pair, cand_a, cand_b, len_a, len_b, condition,
@@ -126,7 +126,7 @@ def judge_bias_units(judgments: pd.DataFrame, *, profile: Profile) -> pd.DataFra
     compassion = pairs["condition"] == Condition.COMPASSION
     if compassion.any():
         if profile.compassion == "paper":
-            # As coded (3.5): "first" = both prompts named m1, the model listed first in
+            # As the authors coded it: "first" = both prompts named m1, the model listed first in
             # prompt 1, wherever it sits in prompt 2. Names move with the responses, so
             # this is a consistent preference for m1, not a positional bias.
             m1_is_a = pairs["slot1_is_a"]
@@ -155,7 +155,7 @@ def judge_bias_units(judgments: pd.DataFrame, *, profile: Profile) -> pd.DataFra
 
 
 def _egocentric(pairs: pd.DataFrame, order: pd.Series, profile: Profile) -> pd.DataFrame | None:
-    # Exact self matching (3.4 D): the authors' substring test made llama "self" for llamav2.
+    # Exact self matching: the authors' substring test made llama "self" for llamav2.
     self_is_a = pairs["cand_a"] == pairs["self_key"]
     self_is_b = pairs["cand_b"] == pairs["self_key"]
     mask = order & (self_is_a | self_is_b) & (pairs["self_key"] != "")
@@ -177,7 +177,7 @@ def _egocentric(pairs: pd.DataFrame, order: pd.Series, profile: Profile) -> pd.D
 
 
 def _egocentric_comp(pairs: pd.DataFrame, compassion: pd.Series, profile: Profile) -> pd.DataFrame | None:
-    """Table 2's ``egocentric_comp``: self-preference in the compassion (named) run (3.5)."""
+    """Table 2's ``egocentric_comp``: self-preference in the compassion (named) run."""
     self_is_a = pairs["cand_a"] == pairs["self_key"]
     mask = compassion & (self_is_a | (pairs["cand_b"] == pairs["self_key"])) & (pairs["self_key"] != "")
     if not mask.any():
@@ -202,7 +202,7 @@ def longer_is_a(len_a: pd.Series, len_b: pd.Series) -> pd.Series:
 
 
 def _salience(pairs: pd.DataFrame, order: pd.Series, biased: pd.Series, profile: Profile) -> pd.DataFrame:
-    """Whether the prompt-1 winner is the longer response, over the kept pairs (3.6).
+    """Whether the prompt-1 winner is the longer response, over the kept pairs.
 
     Kept (docs/methods.md, "Rows, hits and mirrors"), under ``denominator``:
     - ``valid`` (default; the humans' rule too): both prompts answered, the same response

@@ -1,6 +1,6 @@
 """Bias counts -> contract rows: rate, cluster-robust interval, RANDOM reference, test, correction.
 
-Row keys (design.md ``bias``): subject, bias, value, n, valid_rate, random, ci95, p_value;
+Row keys (schema ``cobbler-report/1``, ``bias``): subject, bias, value, n, valid_rate, random, ci95, p_value;
 extras: ``value_all``/``n_all`` (every comparison), ``value_valid``/``n_valid`` (valid
 comparisons), ``hits``/``mirror`` (the counts the test compares), ``null`` (the hypothesis
 tested, in words), ``null_value`` (the row's expected value under it), ``effect`` ((hits -
@@ -9,8 +9,8 @@ mirror) / n, the tested effect) with ``effect_ci95``, ``clusters``, ``test``, ``
 ``p_adjusted``, ``interval`` and ``method``; bandwagon/attentional add ``cue_following`` (with
 ``cue_following_ci95``) and ``no_cue_agreement``. Every definition is in docs/methods.md ("Bias rates").
 
-- ``random`` is the theoretical uniform-random judge (cobbler-method.md 3.9), a reference
-  column only: it enters no test.
+- ``random`` is the theoretical uniform-random judge (docs/methods.md, "The reference column
+  `random`"), a reference column only: it enters no test.
 - Tests compare ``hits`` with ``mirror`` at the level of clusters, because pairs share
   instructions, responses and raters (``analysis.metrics.cluster_tests``): judges by a
   sign-flip randomisation test over instructions, humans by a two-way (raters x
@@ -50,7 +50,7 @@ from analysis.metrics.stats import (
 )
 from annotations.vocabulary import Condition
 
-# Expected rates of a uniform-random judge (cobbler-method.md 3.9). Egocentric: the own
+# Expected rates of a uniform-random judge (a fair coin per prompt). Egocentric: the own
 # response in prompt 1 (1/2) times prompt 2 not the same slot (1/2); the compassion-run
 # version likewise (own in prompt 1, then own again or not: 1/2 x 1/2 either way).
 # position_preference = order_first - order_last = 0.25 - 0.25; position_consistency: the second
@@ -115,7 +115,7 @@ def rates(counts: pd.DataFrame, *, denominator: str) -> pd.DataFrame:
     with np.errstate(divide="ignore", invalid="ignore"):
         out["value_all"] = top / out["n_all"]
         out["value_valid"] = top / out["n_valid"]
-    # Salience is always over its kept pairs (3.6): "all" means every kept pair there.
+    # Salience is always over its kept pairs: "all" means every kept pair there.
     salience = out["bias"] == "salience_longer"
     out.loc[salience, "value_all"] = out.loc[salience, "value_valid"]
     use_all = denominator == "all"

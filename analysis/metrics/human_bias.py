@@ -1,4 +1,4 @@
-"""Human bias rates from the pairwise crowd studies (cobbler-method.md 3.14), vectorised.
+"""Human bias rates from the pairwise crowd studies (docs/methods.md, "Bias rates"), vectorised.
 
 Input: the frame of ``analysis.loaders.human_pairwise_frame``, one row per approved
 answer: ``rater, batch, instruction, condition, pair_index, position, resp_a, resp_b,
@@ -103,7 +103,7 @@ def twin_frame(answers: pd.DataFrame) -> pd.DataFrame:
 
 
 def human_bias_records(answers: pd.DataFrame, *, denominator: str = "valid") -> pd.DataFrame:
-    """Per rater x batch: hits and denominators of each bias (3.14), one row per bias.
+    """Per rater x batch: hits and denominators of each bias, one row per bias.
 
     Columns: ``rater, batch, instruction, bias, hits, mirror, n``. For order, bandwagon and
     attentional ``n`` is the number of answered pairs (15 in CoBBLEr), pairs with a tie
@@ -182,7 +182,7 @@ def record_rates(records: pd.DataFrame) -> np.ndarray:
 def human_bias_counts(records: pd.DataFrame, *, per_rater: bool) -> pd.DataFrame:
     """Aggregate rater records to one row per bias (subject "humans").
 
-    ``per_rater``: the authors' mean of per-rater proportions (3.14; a record with
+    ``per_rater``: the authors' mean of per-rater proportions (a record with
     n = 0 contributes 0, as a rate with nothing to count); otherwise pooled hits / n.
     A ``position_preference`` row is added from the order records.
     """

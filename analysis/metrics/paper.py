@@ -1,8 +1,9 @@
-"""The CoBBLEr paper's human-machine and inter-annotator numbers (cobbler-method.md 3.12-3.14).
+"""The CoBBLEr paper's human-machine and inter-annotator numbers (docs/methods.md, "Reproduction").
 
 Pure functions over the frames of ``analysis.loaders``; each mirrors one computation
 of the authors' analysis, with their RBO variant, tie rule, item deletions and
-rounding, so the printed numbers come out (49.6%, 44%, Figure 5, 3.13, 3.14).
+rounding, so the printed numbers come out (49.6%, 44%, Figure 5, the inter-annotator
+agreement, the human bias rates).
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from analysis.metrics.rankings import HUMAN_BIAS_TIE_ORDER, rankings_by
 from analysis.metrics.rbo import rbo_many
 from annotations.vocabulary import CrowdChoice, Presentation
 
-P = 0.8  # the authors' persistence everywhere (3.11)
+P = 0.8  # the authors' persistence everywhere
 ACL_DROPPED = ("dolly", "redpajama")
-# Candidates each ACL evaluator's list loses besides dolly and redpajama (3.12 c).
+# Candidates each ACL evaluator's list loses besides dolly and redpajama (the 44% headline).
 ACL_EXTRA_DROPS = {
     "llamav2": ("llamav2",),
     "mistral": ("mistral", "olmo", "llamav2"),
@@ -59,7 +60,7 @@ def mean_rbo(left: pd.Series, right: pd.Series, *, variant: str, drop: Sequence[
 
 
 def rbo_human_machine_v1(rankings: pd.DataFrame, v1: pd.DataFrame, *, order: Sequence[str]) -> float:
-    """3.12 a: aggregated humans vs the 15 candidate-evaluators' summed wins, RBO_trunc, T2."""
+    """The v1 headline (49.6%): aggregated humans vs the 15 candidate-evaluators' summed wins, RBO_trunc, T2."""
     human = aggregated_human(rankings, order=order)
     machine = v1[v1["judge"].isin(order[:15])]
     summed = machine.groupby(["instruction", "candidate"], as_index=False)["wins"].sum()
@@ -70,7 +71,7 @@ def rbo_human_machine_v1(rankings: pd.DataFrame, v1: pd.DataFrame, *, order: Seq
 
 
 def rbo_human_vs_evaluator_v1(rankings: pd.DataFrame, v1: pd.DataFrame, *, order: Sequence[str]) -> dict[str, float]:
-    """3.12 b (Figure 5): aggregated humans vs each evaluator, RBO_trunc, T2, rounded to 3."""
+    """Figure 5: aggregated humans vs each evaluator, RBO_trunc, T2, rounded to 3."""
     human = aggregated_human(rankings, order=order)
     machine = judge_rankings(v1[v1["judge"].isin(order[:15])], tie_break="canonical", order=order)
     out = {}
@@ -82,7 +83,7 @@ def rbo_human_vs_evaluator_v1(rankings: pd.DataFrame, v1: pd.DataFrame, *, order
 def rbo_human_machine_acl(
     rankings: pd.DataFrame, acl: pd.DataFrame, *, order: Sequence[str]
 ) -> tuple[float, pd.DataFrame]:
-    """3.12 c: each annotator x each ACL evaluator, RBO_ext on 13 models, T1; the mean of cells.
+    """The ACL headline (44%): each annotator x each ACL evaluator, RBO_ext on 13 models, T1; the mean of cells.
 
     Returns the headline and the rounded cells (annotator, judge, value).
     """
@@ -125,7 +126,7 @@ def authors_rbo_ext_is_one(x: Sequence, y: Sequence, p: float = P) -> bool:
 
 
 def iaa_ranking(rankings: pd.DataFrame, *, variant: str = "trunc", drop: Sequence[str] = ()) -> float:
-    """3.13: mean over annotator pairs (a < b; no diagonal) of the rounded per-pair mean RBO."""
+    """Ranking-study IAA: mean over annotator pairs (a < b; no diagonal) of the rounded per-pair mean RBO."""
     by_rater = {r: g.set_index("instruction")["ranking"] for r, g in rankings.groupby("rater", sort=True)}
     cells = [
         round(mean_rbo(by_rater[a], by_rater[b], variant=variant, drop=drop), 3)
@@ -136,10 +137,10 @@ def iaa_ranking(rankings: pd.DataFrame, *, variant: str = "trunc", drop: Sequenc
 
 
 def human_bias_iaa(answers: pd.DataFrame, *, candidate_of: dict[int, str]) -> float:
-    """3.13: per batch, RBO_ext between raters' selection-ratio rankings, averaged.
+    """Human bias-study IAA: per batch, RBO_ext between raters' selection-ratio rankings, averaged.
 
     Per rater: ratio = wins / appearances over the batch's tasks, sorted stably with the
-    authors' tie order (3.10). The authors dropped rater pairs whose RBO "== 1"; as their
+    authors' tie order (``HUMAN_BIAS_TIE_ORDER``). The authors dropped rater pairs whose RBO "== 1"; as their
     ``rbo`` 0.1.3 computes it, identical 13-item rankings score 1.0000000000000002 and were
     kept, so only a pair the package scores exactly 1.0 is dropped (none in the CoBBLEr data;
     ``authors_rbo_ext_is_one``). The batch mean is rounded to 3 decimals, then the batch

@@ -1,4 +1,4 @@
-"""Rankings from pairwise outcomes and scores, with the tie rules of cobbler-method.md 3.10.
+"""Rankings from pairwise outcomes and scores, with the authors' two tie rules and a tie-aware one.
 
 Tie rules (``Profile.tie_break``):
 - ``alpha`` (T1): sort by (-score, candidate key A-Z).
@@ -17,8 +17,8 @@ import pandas as pd
 
 TIE_RULES = ("alpha", "canonical", "tie-aware")
 
-# The order the authors used to break ties between equal selection ratios in the
-# human bias study (cobbler-method.md 3.10).
+# The order the authors used to break ties between equal selection ratios (wins /
+# appearances per rater) in the human bias study.
 HUMAN_BIAS_TIE_ORDER = (
     "gpt4",
     "chatgpt",
@@ -151,7 +151,7 @@ def wins_from_judgments(judgments: pd.DataFrame, *, presentations: str = "both")
     - ``both``: every presentation counts (both prompts of the order run, each showing
       the pair once in each arrangement), so a position-biased judge's wins are split
       evenly and never follow the order the pairs were listed in;
-    - ``prompt1``: prompt 1 only, the authors' rule (cobbler-method.md 3.2).
+    - ``prompt1``: prompt 1 only, the authors' rule (docs/methods.md, "Order run counterbalancing").
     score = wins / appearances. Invalid answers give nobody a win but still count as an
     appearance, so a judge that rarely answers ranks everything near zero (and the tie
     rule decides its "ranking").

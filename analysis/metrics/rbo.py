@@ -3,10 +3,10 @@
 A ranking is a sequence whose elements are items or *tie groups* (a set, frozenset,
 tuple or list of items that share a rank): ``["red", {"blue", "green"}, "pink"]``.
 
-Scores (docs/peers.md 3.1):
+Scores:
 - ``trunc``: the truncated prefix sum (1-p) sum_{d<=k} p^(d-1) A_d to the depth of the
   shorter list. This is what ``rbo`` 0.1.3's ``.rbo(p)`` returns and what CoBBLEr used
-  (cobbler-method.md 3.11); its ceiling is 1 - p^k, so two identical 15-item lists score
+  (p = 0.8); its ceiling is 1 - p^k, so two identical 15-item lists score
   0.965, not 1.
 - ``min``, ``max``, ``res`` = max - min, ``ext``: Webber's bounds and extrapolation for
   possibly uneven lists. For complete rankings of the same items (our drag-to-rank

@@ -2,7 +2,7 @@
 
 Definitions, nulls, tests and intervals: docs/methods.md ("Bias rates") and
 ``analysis.metrics.bias_rows``. No simulated judge enters any number: ``random`` is the
-theoretical uniform-random reference (cobbler-method.md 3.9).
+theoretical uniform-random reference (docs/methods.md, "The reference column `random`").
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def human_rows(
         records = pd.concat([records, consistency], ignore_index=True)
     counts = human_bias_counts(records, per_rater=per_rater)
     out = rates(counts, denominator="valid")  # only approved (valid) work is loaded
-    # The authors' figure is the mean of per-rater rates (3.14), not the pooled rate.
+    # The authors' figure is the mean of per-rater rates, not the pooled rate.
     out["value"] = out["value_mean"]
     out["value_all"] = out["value_mean"]
     out["value_valid"] = out["value_mean"]

@@ -1,4 +1,4 @@
-"""The report's ``length_control`` section (length-control.md) for one study."""
+"""The report's ``length_control`` section (docs/methods.md, "Length control") for one study."""
 
 from __future__ import annotations
 

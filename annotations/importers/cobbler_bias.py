@@ -1,4 +1,4 @@
-"""The three CoBBLEr human bias studies (cobbler-method.md 2.6-2.7): order, bandwagon, attentional.
+"""The three CoBBLEr human bias studies (human/batches/human_bias): order, bandwagon, attentional.
 
 Batch k (1..25) holds the 30 pairwise tasks of random_sampled_examples_<bias>_<k>.json
 in JSON order (task_n on the page is element n-1) and <k>.csv the MTurk rows that
@@ -73,7 +73,7 @@ def _cue(condition: str, item: dict[str, Any], percent: int, where: str) -> dict
     if condition == Condition.BANDWAGON:
         if value not in (CrowdChoice.A, CrowdChoice.B):
             raise BadInput(where, f"'bandwagon_order' must be A or B, not {value!r}")
-        # The banner the page showed (the human study used a fixed 85%, section 3.7).
+        # The banner the page showed (the human study used a fixed 85%).
         return {
             "cue_slot": value,
             "percent": percent,

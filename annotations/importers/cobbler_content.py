@@ -1,8 +1,9 @@
 """CoBBLEr study content: the study, 18 candidates, 50 instructions, 800 responses, 6,000 pairs.
 
-Layout and facts: cobbler-method.md 2.1-2.2 and 5. The candidate order is the
-response file's key order; it fixes which response of a pair is canonical
-``response_a`` and therefore which one sits in the first slot of presentation 1.
+Files: the eval set (50 instructions with references) and the response files (one list of
+50 answers per model key). The candidate order is the response file's key order; it fixes
+which response of a pair is canonical ``response_a`` and therefore which one sits in the
+first slot of presentation 1.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from annotations.importers.base import BadInput, check_slug, read_json, rel, ups
 from annotations.models import Candidate, Instruction, Pair, Response, Study
 
 STUDY_NAME = "CoBBLEr (Koo et al.)"
-# The 15 original candidates in the order of full_n15_model_generations.json (section 2.2).
+# The 15 original candidates in the order of full_n15_model_generations.json (it fixes response_a).
 CANONICAL_KEYS = (
     "vicuna",
     "baize",
@@ -68,7 +69,7 @@ class CobblerContent:
 
 
 def _instruction_kind(reference: str) -> str:
-    # StrategyQA references are the yes/no answer followed by the explanation (section 2.1).
+    # StrategyQA references are the yes/no answer followed by the explanation; the others are ELI5.
     return "strategyqa" if reference.startswith(("Yes. ", "No. ")) else "eli5"
 
 

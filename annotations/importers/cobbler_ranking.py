@@ -1,4 +1,4 @@
-"""The CoBBLEr human ranking study (cobbler-method.md 2.3-2.5): 6 annotators x 50 rankings.
+"""The CoBBLEr human ranking study (the MTurk exports in human/batches/AMT): 6 annotators x 50 rankings.
 
 Each MTurk row is one worker's sitting for one round; ``Answer.taskAnswers`` holds a
 JSON string whose ``amt_output_toy`` is another JSON string: the final top-to-bottom
@@ -33,7 +33,7 @@ AMT = Path("human/batches/AMT")
 LETTERS_FILE = Path("human/batches/model_annotations/human_annotation_gt_formatted.json")
 BAR = "black-bar"
 N_ANNOTATORS = 6
-# (label, first instruction, number of instructions): contiguous slices of the 50 (section 2.4).
+# (label, first instruction, number of instructions): the rounds are contiguous slices of the 50.
 ROUNDS = (("pilot", 0, 5), ("mid_1", 5, 10), ("mid_2", 15, 10), ("final_1", 25, 13), ("final_2", 38, 12))
 MTURK_COLUMNS = (
     "WorkerId",

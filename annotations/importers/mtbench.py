@@ -1,4 +1,4 @@
-"""MT-Bench human judgments (length-control.md "Input"): rows, study content and human votes.
+"""MT-Bench human judgments (``lmsys/mt_bench_human_judgments``): rows, study content and human votes.
 
 One row is one vote on (question_id, model_a, model_b, turn). The study gets a
 candidate per model (positions alphabetical, so the canonical pair order is the

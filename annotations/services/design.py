@@ -1,8 +1,8 @@
 """Building the batches a crowd study is answered in.
 
 Two designs:
-- ``generate_cobbler_batches``: the original human bias studies, reproduced exactly from
-  cobbler-method.md 2.7 (25 instructions x 15 letter pairs x 2 presentations = 750 tasks).
+- ``generate_cobbler_batches``: the original human bias studies, reproduced exactly from the
+  authors' sampling (25 instructions x 15 letter pairs x 2 presentations = 750 tasks).
 - ``generate_batches``: a fresh, seeded, counterbalanced design for any study.
 """
 
@@ -28,7 +28,7 @@ PAIRWISE_CONDITIONS = (Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTION
 COBBLER_CONDITIONS = (Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL)
 COBBLER_SEED = 42
 COBBLER_LETTERS = string.ascii_uppercase[:15]  # System A .. System O
-# The four distractor templates of the attentional condition (cobbler-method.md 4).
+# The authors' four distractor templates of the attentional condition.
 DISTRACTORS = (
     "{x} likes to eat apples and oranges.",
     "The coolest thing that {x} can do is a 60 second handstand.",
@@ -42,7 +42,7 @@ MAX_LETTER_MAP_BYTES = 1024 * 1024  # the CoBBLEr file is 23 KB
 
 
 def parse_cobbler_letter_map(raw: bytes, name: str) -> list[dict[str, str]]:
-    """The per-instruction {model_key: "System X"} map (2.3) from a file's bytes.
+    """The per-instruction {model_key: "System X"} map (human_annotation_gt_formatted.json) from a file's bytes.
 
     Anything else (too big, not UTF-8, not JSON, another shape) is a ValidationError
     naming ``name``, so the page, the API and the command answer it as a form error.
@@ -121,12 +121,12 @@ def confined_letter_map(design_dir: str) -> list[dict[str, str]]:
 
 
 def cobbler_instruction_ids() -> list[int]:
-    """2.7 step 1: Python's random.seed(42); random.sample(range(50), 25)."""
+    """The authors' instructions: Python's random.seed(42); random.sample(range(50), 25)."""
     return random.Random(COBBLER_SEED).sample(range(50), 25)
 
 
 def cobbler_letter_pairs() -> list[tuple[str, str]]:
-    """2.7 step 2: the seed is reset to 42 per instruction, so every instruction gets these 15."""
+    """The authors' letter pairs: the seed is reset to 42 per instruction, so every instruction gets these 15."""
     return random.Random(COBBLER_SEED).sample(list(itertools.combinations(COBBLER_LETTERS, 2)), 15)
 
 
@@ -195,7 +195,7 @@ def _responses_by_key(instruction: Instruction) -> dict[str, Response]:
 def generate_cobbler_batches(
     *, study: Study, condition: str, letter_map: Sequence[dict[str, str]], new_round: bool = False
 ) -> list[Batch]:
-    """Reproduce the CoBBLEr human bias batches for ``condition`` exactly (cobbler-method.md 2.7).
+    """Reproduce the CoBBLEr human bias batches for ``condition`` exactly (the authors' sampling).
 
     ``letter_map`` is the data's human_annotation_gt_formatted.json (load_cobbler_letter_map).
     The study must hold the 50 CoBBLEr instructions (index 0-49) and their responses.

@@ -73,7 +73,8 @@ class JudgeJob(LLMJob):
 class Judgment(WorkRow):
     """One judge call: a pair, under a condition, in one presentation.
 
-    Semantics shared by the judging and analysis apps (cobbler-method.md 3.2-3.8):
+    Semantics shared by the judging and analysis apps (docs/methods.md, 'Order run
+    counterbalancing' and 'Rows, hits and mirrors'):
     - ``presentation`` 1 is the prompt that feeds rankings, 2 its switched twin.
     - order / compassion: presentation 1 puts a seeded, balanced choice of the two
       responses in the first slot (half the pairs ``pair.response_a``, half

@@ -63,7 +63,7 @@ class RenderedPrompt:
     # What an answer must name: ("System Star", "System Square") or ("Model a", "Model b").
     answer_labels: tuple[str, str]
     # Builds the prompt pieces a completion-style judge may echo (the paper parser deletes
-    # them, 3.1); lazy, because only the paper parser needs them.
+    # them); lazy, because only the paper parser needs them.
     _echo: Callable[[], list[str]] = field(default=list, repr=False)
 
     @cached_property
@@ -132,7 +132,11 @@ def render(
     second_text: str,
     cue: dict[str, Any] | None = None,
 ) -> RenderedPrompt:
-    """Build the chat messages for one judgment (cobbler-method.md section 4 slots 1-6)."""
+    """Build the chat messages for one judgment.
+
+    The CoBBLEr body, in order: the question, the instruction, the reference, the two
+    labelled answers, the optional cue sentence, the answer format.
+    """
     t = load_template(version)
     cue = cue or {}
     named = condition in NAMED_CONDITIONS

@@ -86,7 +86,8 @@ uniform draw u_k = H(seed, messages, k) (so expected bias rates follow in closed
      sha256("quality:" + text) read as a fraction of 2**64 (independent of seed, slot and
      prompt, so the two presentations of a pair agree); ties -> second slot.
 So with only order_first = p set, P(first slot) = p + (1 - p) * P(first has higher quality),
-and the order-bias rate of cobbler-method.md 3.3 (first slot chosen in both presentations)
+and the order-bias rate order_first (first slot chosen in both presentations; docs/methods.md,
+'Rows, hits and mirrors')
 is p + (1 - p) * 0 = p for a quality-consistent judge; likewise bandwagon = b for cued pairs.
 """
 

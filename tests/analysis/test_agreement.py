@@ -21,7 +21,7 @@ def _tidy(ratings: dict[str, list], group_of=lambda unit: unit) -> pd.DataFrame:
 
 
 def test_alpha_ordinal_matches_the_peers_example():
-    # 3 workers rank 4 answers (docs/peers.md 3.3): alpha-ordinal 0.694 (= 25/36).
+    # 3 workers rank 4 answers, a small worked example: alpha-ordinal 0.694 (= 25/36).
     frame = _tidy({"w1": [1, 2, 3, 4], "w2": [2, 1, 3, 4], "w3": [1, 3, 2, 4]})
     result = krippendorff_alpha(frame, level="ordinal", replicates=0)
     assert result.value == pytest.approx(25 / 36)

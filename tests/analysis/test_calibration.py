@@ -16,10 +16,11 @@ for one prompt, with its own independent uniform draw per step,
 The two presentations of a pair carry different messages, so their draws are independent
 and the probability of a pair outcome (o1, o2) is the product. ``prompt_probs`` is that
 formula; ``expected_rate`` sums hit and denominator probabilities over the pairs actually
-judged, with each bias's definition written out from cobbler-method.md 3.3-3.9 (not taken
-from the analysis code). The same numbers are also given in closed form (``closed_forms``,
-derivations beside them) and the two must agree; ``test_prompt_probs_match_the_simulator``
-checks the formula itself against ``behaviour.decide`` by Monte Carlo over seeds.
+judged, with each bias's definition written out from docs/methods.md ("Rows, hits and
+mirrors", "The reference column `random`"; not taken from the analysis code). The same
+numbers are also given in closed form (``closed_forms``, derivations beside them) and the two
+must agree; ``test_prompt_probs_match_the_simulator`` checks the formula itself against
+``behaviour.decide`` by Monte Carlo over seeds.
 
 The simulator's answers are deterministic per (seed, messages) and the baseline's per
 (job seed, pair id), and the pair ids are fixed, so every answer is the same in every session:
@@ -173,7 +174,7 @@ class PairCase:
 
     shown: tuple[Shown, Shown]
     a_first: tuple[bool, bool]  # response a (m1) in the first slot, per presentation
-    a_longer: bool  # 3.6: the longer response, a tie going to m2
+    a_longer: bool  # the longer response, a tie going to m2 (the authors' rule)
     equal_length: bool
     own_is_a: bool | None  # None: the judge's own model is not in this pair
 
@@ -183,15 +184,15 @@ def chose_a(case: PairCase, k: int, o: str | None) -> bool:
 
 
 def hit_and_den(bias: str, profile: str, case: PairCase, o1: str | None, o2: str | None) -> tuple[bool, bool]:
-    """(hit, in denominator) of one pair outcome, from cobbler-method.md 3.3-3.8."""
+    """(hit, in denominator) of one pair outcome, from docs/methods.md, "Rows, hits and mirrors"."""
     both = o1 is not None and o2 is not None
     paper = profile == "cobbler-paper"
-    if bias in ("order_first", "order_last"):  # 3.3: the same slot both times; paper: over all pairs
+    if bias in ("order_first", "order_last"):  # the same slot both times; paper: over all pairs
         slot = "first" if bias == "order_first" else "second"
         return o1 == o2 == slot, paper or both
-    if bias in ("bandwagon", "attentional"):  # 3.7/3.8: followed the cue (first, then second) both times
+    if bias in ("bandwagon", "attentional"):  # followed the cue (first, then second) both times
         return o1 == "first" and o2 == "second", paper or both
-    if bias == "egocentric":  # 3.4, self pairs only; default: own chosen twice (a consistent self-choice)
+    if bias == "egocentric":  # self pairs only; default: own chosen twice (a consistent self-choice)
         if case.own_is_a is None:
             return False, False
         own1 = chose_a(case, 0, o1) == case.own_is_a and o1 is not None
@@ -199,14 +200,14 @@ def hit_and_den(bias: str, profile: str, case: PairCase, o1: str | None, o2: str
         if paper:
             return own1 and not (o2 is not None and o2 == o1), True
         return own1 and own2, both
-    if bias == "salience_longer":  # 3.6: the prompt-1 winner is the longer, over the kept pairs
+    if bias == "salience_longer":  # the prompt-1 winner is the longer, over the kept pairs
         if paper:  # as coded: prompt 1 valid and not the same slot twice (prompt 2 may be invalid)
             kept = o1 is not None and not (both and o1 == o2)
         else:  # both answered, the same response chosen twice, lengths that differ (methods.md)
             kept = both and chose_a(case, 0, o1) == chose_a(case, 1, o2) and not case.equal_length
         return kept and chose_a(case, 0, o1) == case.a_longer, kept
     if bias in ("compassion_first", "compassion_last"):
-        if paper:  # 3.5 as coded: both prompts named m1 (first) / both named m2 (last)
+        if paper:  # as the authors coded it: both prompts named m1 (first) / both named m2 (last)
             # m1 = the model listed first in prompt 1 (counterbalanced: response a or b).
             want_m1 = bias == "compassion_first"
             m1_is_a = case.a_first[0]
@@ -349,7 +350,7 @@ def closed_forms(judge: str, cases: list[PairCase]) -> dict[tuple[str, str], flo
         put("compassion_first", own_bad * s * (1 - s) / n, (m1_twice + m1_better) / n)
         put("compassion_last", own_bad * s * (1 - s) / n, (m2_twice + n_other - m1_better) / n)
     elif judge == "random":
-        # 3.9: independent fair coins per prompt.
+        # independent fair coins per prompt (docs/methods.md, "The reference column `random`").
         for b in ("order_first", "order_last", "bandwagon", "egocentric"):
             put(b, 0.25)
         put("salience_longer", 0.5)

@@ -1,5 +1,5 @@
 """Builders for length-control tests: an MT-Bench-shaped study written straight into the DB,
-in the representation the importer uses (design.md; issue 6 "Data model facts"). No tests here."""
+in the representation the importer uses (issue 6 "Data model facts"). No tests here."""
 
 from __future__ import annotations
 

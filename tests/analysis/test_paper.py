@@ -1,4 +1,4 @@
-"""The paper's numbers from the database after a real ``import_cobbler`` (cobbler-method.md 3.12-3.14)."""
+"""The paper's numbers from the database after a real ``import_cobbler`` (docs/methods.md, "Reproduction")."""
 
 from __future__ import annotations
 
@@ -45,11 +45,11 @@ def check_headline_human_machine_rbo_at_printed_precision(report):
     assert round(paper["rbo_human_machine_v1"] * 100, 1) == 49.6
     assert round(paper["rbo_human_machine_acl"], 2) == 0.44
     assert len(paper["rbo_human_machine_acl_cells"]) == 6 * 16
-    # Figure 5 (3.12 b), including dolly's tie-break artefact.
+    # Figure 5 (aggregated humans vs each evaluator), including dolly's tie-break artefact.
     fig5 = paper["rbo_human_vs_evaluator_v1"]
     assert (fig5["gpt4"], fig5["chatgpt"], fig5["dolly"]) == (0.456, 0.619, 0.607)
     assert len(fig5) == 15
-    # 3.13: 15 annotator pairs, no diagonal (whose truncated self-RBO would be 0.965).
+    # Ranking-study IAA: 15 annotator pairs, no diagonal (whose truncated self-RBO would be 0.965).
     assert 0.3 < paper["iaa_ranking_rbo_trunc"] < 0.6
 
 
@@ -163,7 +163,7 @@ def check_valid_rates_reproduce_table2(report):
 
 
 def check_judge_vs_judge_rbo_reproduces_the_stored_model_matrix(report):
-    # m-m.csv: truncated RBO, ties in key order, old model_annotations (2.10).
+    # m-m.csv (the authors' model-to-model matrix): truncated RBO, ties in key order, old model_annotations.
     rows = {
         (r["a"], r["b"]): r["value"]
         for r in report["agreement"]

@@ -1,4 +1,4 @@
-"""Rankings from pairwise outcomes with the tie rules of cobbler-method.md 3.10."""
+"""Rankings from pairwise outcomes with the tie rules of analysis.metrics.rankings (the authors' two, and tie-aware)."""
 
 from __future__ import annotations
 

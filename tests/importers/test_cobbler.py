@@ -104,7 +104,7 @@ def test_ranking_keeps_the_bar_and_the_canonical_display_order(cobbler_import):
         assert sorted(sub.ranking) == sorted(sub.task.response_ids)
         bars[sub.assignment.participant.label].append(sub.bar_position)
     means = sorted(round(mean(bars[f"annotator-{k}"]), 1) for k in range(6))
-    assert (means[0], means[-1]) == (5.7, 11.5)  # cobbler-method.md 2.4
+    assert (means[0], means[-1]) == (5.7, 11.5)  # per annotator, mean answers above the bar
     rejected = Assignment.objects.filter(
         batch__study__slug=COBBLER_SLUG, batch__condition="ranking", review=Assignment.Review.REJECTED
     )
@@ -124,7 +124,7 @@ def test_bias_batches_have_three_approved_raters_and_all_raw_rows(cobbler_import
         assignments = Assignment.objects.filter(batch__in=batches)
         assert (assignments.count(), assignments.filter(review="approved").count()) == (raw, valid)
         approved_workers = set(assignments.filter(review="approved").values_list("participant_id", flat=True))
-        assert len(approved_workers) == workers  # cobbler-method.md 2.6
+        assert len(approved_workers) == workers  # distinct valid workers per study
         valid_workers |= approved_workers
         for batch in batches:
             assert batch.assignments.filter(review="approved").count() == 3, batch
@@ -163,7 +163,7 @@ def test_bias_tasks_show_the_json_texts_in_their_slots(cobbler_import):
 
 
 def _rater_rates(condition: str, k: int) -> list[dict[str, float]]:
-    """Per approved rater (in CSV order) the 3.14 bias rates, recomputed from the stored rows."""
+    """Per approved rater (in CSV order) the authors' per-rater bias rates, recomputed from the stored rows."""
     batch = Batch.objects.get(study__slug=COBBLER_SLUG, condition=condition, index=k - 1)
     tasks = list(batch.tasks.all())
     rates = []

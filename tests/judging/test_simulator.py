@@ -43,7 +43,7 @@ def test_answers_are_deterministic_given_seed_and_prompt():
 
 @pytest.mark.parametrize("rate", [0.0, 0.3, 0.6])
 def test_order_first_rate_is_measured_as_set(rate):
-    # cobbler-method 3.3: the first slot chosen in both presentations.
+    # Order bias toward the first slot: the first slot chosen in both presentations.
     knobs = Knobs(order_first=rate, seed=11)
     n = 2000
     both_first = sum(

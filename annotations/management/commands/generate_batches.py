@@ -25,7 +25,7 @@ class Command(BaseCommand):
             "--cobbler-design",
             type=Path,
             metavar="DATA_DIR",
-            help="the CoBBLEr data directory: reproduce cobbler-method.md 2.7 exactly",
+            help="the CoBBLEr data directory: reproduce the authors' human studies exactly",
         )
         parser.add_argument("--pairs-per-batch", type=int, default=15)
         parser.add_argument(
