@@ -57,8 +57,14 @@ TEST_DATA_DIR ?= $(CURDIR)/var/test
 # database: tests/settings.py). A file stays on one process, so its module fixtures run once.
 # A run narrowed with PYTEST_ARGS stays in one process unless TEST_WORKERS says otherwise.
 TEST_WORKERS ?= $(if $(PYTEST_ARGS),0,$(shell n=$$(nproc); echo $$(( n < 12 ? n + 1 : 12 ))))
-test: venv lint typecheck
-	DATA_DIR=$(TEST_DATA_DIR) $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+# lint and typecheck run beside the tests (mypy alone kept one core idle for 25 s); their
+# output follows the tests', and either failing fails make test.
+test: venv
+	@mkdir -p var; $(MAKE) --no-print-directory lint typecheck > var/test-checks.log 2>&1 & checks=$$!; \
+	DATA_DIR=$(TEST_DATA_DIR) $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS); tests=$$?; \
+	wait $$checks; lint=$$?; cat var/test-checks.log; \
+	[ $$lint -eq 0 ] || echo "make test: lint or typecheck failed (above)"; \
+	[ $$tests -eq 0 ] && [ $$lint -eq 0 ]
 
 # The calibration experiments (tests marked calibration: ~30,000 simulated judge calls through a
 # real worker; tables in test-artifacts/calibration*.txt). make test runs their in-process checks.
