@@ -27,7 +27,7 @@ PRESENTATIONS: dict[str, tuple[int, ...]] = {Condition.PLAIN: (1,)}
 # Conditions whose two presentations swap the responses (the order run and its named twin).
 SWAPPED = (Condition.ORDER, Condition.COMPASSION)
 # Prompt versions that replay the authors' harness: prompt 1 of the order and compassion runs
-# always shows pair.response_a (the candidate earlier in the study's order) first (3.2).
+# always shows pair.response_a (the candidate earlier in the study's order) first.
 CANONICAL_FIRST_VERSIONS = frozenset({"v1-paper"})
 
 

@@ -35,7 +35,7 @@ from annotations.models import Study
 from annotations.vocabulary import Condition, Presentation, presentation_of
 
 SEED = 7
-JUDGE_RANKING_CONDITIONS = (Condition.ORDER, Condition.PLAIN)  # prompt 1 of these feeds rankings (3.2)
+JUDGE_RANKING_CONDITIONS = (Condition.ORDER, Condition.PLAIN)  # prompt 1 of these feeds rankings (the authors' rule)
 
 
 def build(*, study: Study, profile: Profile) -> list[dict]:

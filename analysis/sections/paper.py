@@ -4,7 +4,7 @@ Filled only under the ``cobbler-paper`` profile (analysis.report), from an
 ``import_cobbler`` study: the human ranking study (condition "ranking"), the three
 human bias studies, and the evaluators' stored win counts (AggregateJudgment:
 collection v1 = model_annotations/, acl = model_annotations/new/, bias = model_bias/<run>/).
-Keys beyond the contract: ``valid_rates`` (run -> judge -> valid-response rate, 2.9),
+Keys beyond the contract: ``valid_rates`` (run -> judge -> valid-response rate),
 ``rbo_human_machine_acl_cells`` and ``notes``. Parts without data are left out.
 """
 
@@ -79,7 +79,7 @@ def _human_bias(study: Study, profile: Profile) -> dict:
 
 
 def valid_rates(bias_runs: pd.DataFrame) -> dict[str, dict[str, float]]:
-    """Per run and judge: prompt-1 wins / all comparisons (2.9, Table 2's ``valid``).
+    """Per run and judge: prompt-1 wins / all comparisons (Table 2's ``valid``).
 
     Every valid prompt-1 answer gives exactly one win, so the wins of an instruction
     sum to its valid answers; the comparisons are C(k, 2) for the k candidates listed.

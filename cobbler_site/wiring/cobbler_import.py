@@ -54,7 +54,7 @@ def _aggregate_sources(root: Path) -> list[tuple[str, str, Path]]:
 
 
 def import_cobbler_aggregates(*, content: CobblerContent) -> None:
-    """Upsert every evaluator's stored win counts (sections 2.8-2.9) as AggregateJudgment rows."""
+    """Upsert every evaluator's stored win counts (model_annotations/ and model_bias/) as AggregateJudgment rows."""
     study, root = content.study, content.root
     sources = _aggregate_sources(root)
     names = sorted({path.stem.removeprefix(PREFIX) for _c, _r, path in sources})

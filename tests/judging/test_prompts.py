@@ -178,7 +178,7 @@ def test_robust_parser(raw, expected):
 PAPER_CASES = [
     ("System Star is better", STAR),
     ("  system square is better", SQUARE),
-    ("Star is better", None),  # 3.1: "System" is required
+    ("Star is better", None),  # the paper parser needs "System"
     ("System Star and System Square are both", STAR),  # first match wins
     ("The better response is System Star", None),  # verdict beyond the 30-character window
     ("Let me think step by step... System Square is better", None),
