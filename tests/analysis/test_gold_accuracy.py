@@ -348,7 +348,7 @@ def test_the_authors_denominators_count_an_invalid_answer_as_inconsistent():
     # Every pair of the run (8): a refused, missing or tie-and-slot pair is not consistent.
     assert rows["arena", "position_consistency"]["value"] == pytest.approx(3 / 8)
     assert rows["arena", "position_preference"]["value"] == pytest.approx(1 / 8)  # (2 - 1) / 8
-    # Per-rater averaging (3.14): records r1-i0 (p0 yes, p1 no) 1/2, r2-i1 (p2 no, p3 yes) 1/2,
+    # Per-rater averaging (the mean of each rater's rate): records r1-i0 (p0 yes, p1 no) 1/2, r2-i1 (p2 no, p3 yes) 1/2,
     # r3-i2 (p5 yes) 1, r3-i3 (p7 yes, p6 no) 1/2 -> mean 0.625.
     assert rows["humans", "position_consistency"]["value"] == pytest.approx(0.625)
 
