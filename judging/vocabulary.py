@@ -94,5 +94,13 @@ class Strength(models.TextChoices):
     SLIGHT = "slight", "Slight preference"
 
 
-# A verdict's third outcome besides JudgeSlot's two (annotations.vocabulary): neither answer.
-TIE = "tie"
+class Verdict(models.TextChoices):
+    """What a judge said: one of JudgeSlot's two slots (annotations.vocabulary), or neither answer."""
+
+    FIRST = "first", "First slot"
+    SECOND = "second", "Second slot"
+    TIE = "tie", "Tie"
+
+
+# A verdict's third outcome besides JudgeSlot's two: neither answer.
+TIE = Verdict.TIE

@@ -24,7 +24,6 @@ intervals of the two group shares give, as for the people reference.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 from scipy.special import stdtr, stdtrit
 
 from analysis.metrics.stats import wilson
@@ -75,10 +74,3 @@ def gold_reference(shares: np.ndarray, gold_is_target: np.ndarray, clusters: np.
         "df": df,
         "se": se,
     }
-
-
-def gold_frame(pairs: pd.DataFrame, gold: pd.DataFrame) -> pd.DataFrame:
-    """The judge's pair rows (``analysis.metrics.reference.judge_pair_rates``) on gold pairs, with ``gold_is_a``."""
-    if pairs.empty or gold.empty:
-        return pairs.iloc[0:0].assign(gold_is_a=pd.Series(dtype=bool))
-    return pairs.merge(gold[["pair", "gold_is_a"]], on="pair", how="inner")

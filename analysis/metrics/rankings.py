@@ -176,9 +176,3 @@ def wins_from_judgments(judgments: pd.DataFrame, *, presentations: str = "both")
     out = pd.concat([appear, wins], axis=1).fillna({"wins": 0}).reset_index()
     out["score"] = out["wins"] / out["appearances"]
     return out
-
-
-def borda(ranking: Sequence[str]) -> dict[str, int]:
-    """Number of candidates ranked below each one (14 for the top of 15), as ``annot_k.json``."""
-    n = len(ranking)
-    return {key: n - 1 - i for i, key in enumerate(ranking)}

@@ -354,7 +354,7 @@ class Submission(models.Model):
     bar_position = models.PositiveSmallIntegerField(null=True, blank=True)
     # Pairwise tasks: the slot chosen ("A", "B", or "T" for a tie where the source allows
     # one, as MT-Bench votes do) and the response behind it (null for a tie).
-    choice = models.CharField(max_length=1, blank=True)
+    choice = models.CharField(max_length=1, choices=vocabulary.CrowdChoice, blank=True)
     chosen_response = models.ForeignKey(Response, models.CASCADE, null=True, blank=True, related_name="+")
     # Response ids in the order they were displayed (randomised per participant and task).
     display_order = models.JSONField(default=list, blank=True)

@@ -3,12 +3,13 @@ from __future__ import annotations
 from django.db import models
 
 from annotations.models import Candidate, Condition, Instruction, Pair, Response, Study
+from annotations.vocabulary import JudgeSlot
 from cobbler_site.access import owned_by
 from judging.models.judges import Judge
 from judging.models.templates import PromptTemplate
 from judging.models.work import LLMJob, WorkRow
 from judging.prompts import templates
-from judging.vocabulary import Parser, VerdictFormat
+from judging.vocabulary import Parser, Strength, Verdict, VerdictFormat
 
 
 class JudgeJobQuerySet(models.QuerySet):
@@ -48,7 +49,7 @@ class JudgeJob(LLMJob):
     # cobbler uses ``parser``; the other formats judging.verdicts (with ``verdict_spec`` for regex).
     verdict_format = models.CharField(max_length=16, choices=VerdictFormat, default=VerdictFormat.COBBLER)
     verdict_spec = models.JSONField(default=dict, blank=True)
-    parser = models.CharField(max_length=16, default=Parser.ROBUST)  # robust | paper
+    parser = models.CharField(max_length=16, choices=Parser, default=Parser.ROBUST)
     bandwagon_percent = models.PositiveSmallIntegerField(default=85)
     invalid = models.PositiveIntegerField(default=0)  # outputs with no verdict (a tie is a verdict)
     ties = models.PositiveIntegerField(default=0)
@@ -106,11 +107,11 @@ class Judgment(WorkRow):
     cue = models.JSONField(default=dict, blank=True)
     prompt_hash = models.CharField(max_length=64, blank=True)
     # The slot chosen: "first" / "second" ("" when invalid or not yet judged).
-    choice = models.CharField(max_length=8, blank=True)
+    choice = models.CharField(max_length=8, choices=JudgeSlot, blank=True)
     chosen_response = models.ForeignKey(Response, models.CASCADE, null=True, blank=True, related_name="+")
     valid = models.BooleanField(default=False)
-    verdict = models.CharField(max_length=8, blank=True)  # first | second | tie | "" (none)
-    strength = models.CharField(max_length=8, blank=True)  # strong | slight | ""
+    verdict = models.CharField(max_length=8, choices=Verdict, blank=True)  # "" = no verdict
+    strength = models.CharField(max_length=8, choices=Strength, blank=True)  # "" = not graded
     template_version = models.CharField(max_length=80, blank=True)
     template_hash = models.CharField(max_length=64, blank=True)
     # The prompt of an imported call, as the file gave it (judgments.jsonl ``prompt``); the

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from analysis.metrics.rankings import borda, rank, rankings_by, wins_from_judgments
+from analysis.metrics.rankings import rank, rankings_by, wins_from_judgments
 
 ORDER = ["vicuna", "baize", "koala", "alpaca"]
 
@@ -108,7 +108,3 @@ def test_both_presentations_keep_a_real_preference():
     got = got.set_index("candidate")
     assert got["wins"].to_dict() == {"vicuna": 6, "baize": 4, "koala": 2, "alpaca": 0}
     assert got.loc["baize", "score"] == pytest.approx(4 / 6)
-
-
-def test_borda_counts_models_ranked_below():
-    assert borda(["b", "a", "c"]) == {"b": 2, "a": 1, "c": 0}
