@@ -63,7 +63,7 @@ class BatchAdmin(admin.ModelAdmin):
 
 @admin.register(Task)
 class TaskAdmin(admin.ModelAdmin):
-    list_display = ("batch", "position", "kind", "condition", "presentation")
+    list_display = ("batch", "position", "kind", "condition", "arrangement")
     list_filter = ("condition", "kind")
     raw_id_fields = ("batch", "instruction", "pair")
 

@@ -21,7 +21,7 @@ from annotations.importers.base import BadInput
 from annotations.importers.generic_settings import settings_row
 from annotations.importers.study_extensions import extensions
 from annotations.models import Assignment, Condition, Instruction, Pair, Response, Study, Submission
-from annotations.vocabulary import CROWD_CUED, CrowdChoice, Presentation
+from annotations.vocabulary import CROWD_CUED, Arrangement, CrowdChoice
 
 
 def _line(row: dict) -> str:
@@ -91,7 +91,7 @@ def export_study(*, study: Study, out: Path) -> dict[str, int]:
         "task__instruction_id",
         "task__pair__response_a_id",
         "task__pair__response_b_id",
-        "task__presentation",
+        "task__arrangement",
         "task__cue",
         "choice",
         "ranking",
@@ -100,7 +100,7 @@ def export_study(*, study: Study, out: Path) -> dict[str, int]:
         "assignment__participant_id",
     )
     votes, rankings = [], []
-    for kind, condition, instruction, resp_a, resp_b, presentation, cue, choice, ranking, bar, label, who in counted:
+    for kind, condition, instruction, resp_a, resp_b, arrangement, cue, choice, ranking, bar, label, who in counted:
         annotator = label or f"participant-{who}"
         if kind == "ranking":
             rankings.append(
@@ -114,7 +114,7 @@ def export_study(*, study: Study, out: Path) -> dict[str, int]:
             continue
         if condition == Condition.RANKING or choice not in (CrowdChoice.A, CrowdChoice.B, CrowdChoice.TIE):
             continue
-        first, second = (resp_a, resp_b) if presentation == Presentation.AB else (resp_b, resp_a)
+        first, second = (resp_a, resp_b) if arrangement == Arrangement.AB else (resp_b, resp_a)
         vote = {
             "instruction_id": ids[instruction],
             "model_a": key_of[first],

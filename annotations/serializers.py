@@ -109,7 +109,7 @@ class SubmissionRowSerializer(serializers.Serializer):
     instruction_index = serializers.IntegerField()
     pair_id = serializers.IntegerField(allow_null=True)
     pair_index = serializers.IntegerField(allow_null=True)
-    presentation = serializers.CharField()
+    presentation = serializers.CharField(help_text="ab: response_a in slot A; ba: response_b (the task's arrangement).")
     cue = serializers.JSONField()
     slot_a_response = serializers.IntegerField(allow_null=True)
     slot_b_response = serializers.IntegerField(allow_null=True)

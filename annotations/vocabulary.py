@@ -39,8 +39,12 @@ DERIVED_FROM = {"egocentric": Condition.ORDER, "salience": Condition.ORDER}
 CROWD_CUED = (Condition.BANDWAGON, Condition.ATTENTIONAL)
 
 
-class Presentation(models.TextChoices):
-    """Which canonical response a crowd task puts in slot A ("System A")."""
+class Arrangement(models.TextChoices):
+    """Which canonical response a crowd task puts in slot A ("System A"): its arrangement.
+
+    A judge call's arrangement is its ``slot1_response``; its *presentation* (1 or 2) says which of a
+    pair's two showings it is, as a crowd task's twin does.
+    """
 
     AB = "ab", "response_a in slot A"
     BA = "ba", "response_b in slot A"
@@ -72,6 +76,6 @@ AS_CROWD_CHOICE: dict[str, str] = {**{letter: letter for letter in JUDGE_SLOT_OF
 AS_JUDGE_SLOT: dict[str, str] = {**JUDGE_SLOT_OF, **{slot: slot for slot in CROWD_CHOICE_OF}}
 
 
-def presentation_of(slot1_is_a: bool) -> Presentation:
+def arrangement_of(slot1_is_a: bool) -> Arrangement:
     """A judge call's arrangement in crowd terms: response_a first is the crowd's "ab"."""
-    return Presentation.AB if slot1_is_a else Presentation.BA
+    return Arrangement.AB if slot1_is_a else Arrangement.BA

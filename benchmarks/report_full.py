@@ -110,13 +110,13 @@ def synthetic_mtbench(slug: str, *, votes: int = 6000, seed: int = 1) -> object:
                 condition="plain",
                 instruction_id=pair.instruction_id,
                 pair=pair,
-                presentation="ba" if flip else "ab",
+                arrangement="ba" if flip else "ab",
             )
         )
     Task.objects.bulk_create(tasks, batch_size=2000)
     for n, task in enumerate(tasks):
         w = winner(task.pair)
-        shown = {"A": "B", "B": "A", "T": "T"}[w] if task.presentation == "ba" else w
+        shown = {"A": "B", "B": "A", "T": "T"}[w] if task.arrangement == "ba" else w
         subs.append(
             Submission(
                 assignment=assignments[n % 65], task=task, choice=shown, idempotency_key=f"b{n}", source="import"

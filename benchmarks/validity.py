@@ -439,7 +439,7 @@ def human_frames(
                     "pair": pairs["pair"].to_numpy()[row],
                     "resp_a": pairs["resp_a"].to_numpy()[row],
                     "resp_b": pairs["resp_b"].to_numpy()[row],
-                    "presentation": np.where(ab, "ab", "ba"),
+                    "arrangement": np.where(ab, "ab", "ba"),
                     "cue_slot": cue,
                     "choice": choice,
                 }

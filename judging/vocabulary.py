@@ -94,6 +94,17 @@ class Strength(models.TextChoices):
     SLIGHT = "slight", "Slight preference"
 
 
+class Presentation(models.IntegerChoices):
+    """Which of a pair's two showings a judge call is; a crowd task's twin is the same idea.
+
+    (Which answer stands first is the call's arrangement: ``Judgment.slot1_response``, as a crowd
+    task's ``arrangement`` ab/ba.)
+    """
+
+    FIRST = 1, "The prompt that feeds rankings"
+    SWITCHED = 2, "Its switched twin (CoBBLEr's validation prompt)"
+
+
 class Verdict(models.TextChoices):
     """What a judge said: one of JudgeSlot's two slots (annotations.vocabulary), or neither answer."""
 

@@ -222,7 +222,7 @@ def human_pairwise_frame(study: Study, *, profile: Profile | None = None) -> pd.
     """Answers to pairwise study items that count (``counted_work``: approved by default), one row each.
 
     Columns: ``rater, batch, instruction, condition, pair_index, position, pair, resp_a,
-    resp_b, presentation ("ab"|"ba"), cue_slot ("A"|"B"|None), choice ("A"|"B"|"T")``.
+    resp_b, arrangement ("ab"|"ba"), cue_slot ("A"|"B"|None), choice ("A"|"B"|"T")``.
     By default only approved work counts (CoBBLEr's validity rule: every task answered).
     """
     fields = {
@@ -237,7 +237,7 @@ def human_pairwise_frame(study: Study, *, profile: Profile | None = None) -> pd.
         "pair": "task__pair_id",
         "resp_a": "task__pair__response_a_id",
         "resp_b": "task__pair__response_b_id",
-        "presentation": "task__presentation",
+        "arrangement": "task__arrangement",
         "cue": "task__cue",
     }
     # Tuples, not one dict per row (values()): the same rows, a third of the time.
@@ -255,7 +255,7 @@ def human_pairwise_frame(study: Study, *, profile: Profile | None = None) -> pd.
         "pair",
         "resp_a",
         "resp_b",
-        "presentation",
+        "arrangement",
         "cue_slot",
         "choice",
     ]

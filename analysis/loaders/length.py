@@ -77,15 +77,15 @@ def load_votes(*, study: Study, responses: dict[int, tuple[str, int]], profile: 
         "task__instruction_id",
         "task__instruction__external_id",
         "task__condition",
-        "task__presentation",
+        "task__arrangement",
         "task__cue",
         "task__pair__response_a_id",
         "task__pair__response_b_id",
         "choice",
     )
     records = []
-    for item, external, condition, presentation, cue, ra, rb, choice in rows.iterator(chunk_size=5000):
-        first, second = (ra, rb) if presentation != Task.Presentation.BA else (rb, ra)
+    for item, external, condition, arrangement, cue, ra, rb, choice in rows.iterator(chunk_size=5000):
+        first, second = (ra, rb) if arrangement != Task.Arrangement.BA else (rb, ra)
         (key1, len1), (key2, len2) = responses[first], responses[second]
         cue_slot = AS_JUDGE_SLOT.get((cue or {}).get("cue_slot", ""), "")
         records.append(

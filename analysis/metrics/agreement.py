@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.metrics.stats import bootstrap_weights, percentile_interval
-from annotations.vocabulary import AS_CROWD_CHOICE, CrowdChoice, Presentation
+from annotations.vocabulary import AS_CROWD_CHOICE, Arrangement, CrowdChoice
 
 
 @dataclass(frozen=True)
@@ -181,39 +181,39 @@ def percent_agreement(frame: pd.DataFrame, *, replicates: int = 1000, seed: int 
 # --- Pairwise votes as outcomes and units (docs/methods.md "Ties and agreement units") ---
 
 TIE = "tie"
-# Which of the pair's canonical responses a vote chose, from the slot and the presentation.
+# Which of the pair's canonical responses a vote chose, from the slot and the arrangement.
 _OUTCOME = {
-    (CrowdChoice.A, Presentation.AB): "a",
-    (CrowdChoice.B, Presentation.AB): "b",
-    (CrowdChoice.A, Presentation.BA): "b",
-    (CrowdChoice.B, Presentation.BA): "a",
+    (CrowdChoice.A, Arrangement.AB): "a",
+    (CrowdChoice.B, Arrangement.AB): "b",
+    (CrowdChoice.A, Arrangement.BA): "b",
+    (CrowdChoice.B, Arrangement.BA): "a",
 }
 
 
-def vote_outcomes(choice: pd.Series, presentation: pd.Series) -> pd.Series:
+def vote_outcomes(choice: pd.Series, arrangement: pd.Series) -> pd.Series:
     """``a`` (the pair's response_a won), ``b``, or ``tie`` for a "T" vote; None if unreadable.
 
-    A tie is a tie whatever the presentation: it is never read as a slot.
+    A tie is a tie whatever the arrangement: it is never read as a slot.
     """
     return pd.Series(
-        [TIE if c == CrowdChoice.TIE else _OUTCOME.get((c, p)) for c, p in zip(choice, presentation, strict=True)],
+        [TIE if c == CrowdChoice.TIE else _OUTCOME.get((c, p)) for c, p in zip(choice, arrangement, strict=True)],
         index=choice.index,
         dtype=object,
     )
 
 
-def cue_targets(cue_slot: pd.Series, presentation: pd.Series) -> pd.Series:
+def cue_targets(cue_slot: pd.Series, arrangement: pd.Series) -> pd.Series:
     """The canonical response (``a``/``b``) a cue pointed at (slot ``A``/``B`` or ``first``/``second``); ``-`` if none."""
     slot = cue_slot.map(AS_CROWD_CHOICE)
     return pd.Series(
-        [_OUTCOME.get((c, p), "-") for c, p in zip(slot, presentation, strict=True)], index=cue_slot.index, dtype=object
+        [_OUTCOME.get((c, p), "-") for c, p in zip(slot, arrangement, strict=True)], index=cue_slot.index, dtype=object
     )
 
 
 def rater_units(answers: pd.DataFrame) -> pd.DataFrame:
     """Human pairwise answers as a tidy ``group, unit, rater, value`` frame for alpha, kappa and percent.
 
-    ``answers`` has ``rater, instruction, condition, pair, presentation ("ab"|"ba"), cue_slot,
+    ``answers`` has ``rater, instruction, condition, pair, arrangement ("ab"|"ba"), cue_slot,
     choice`` (and optionally ``batch, position`` to order repeats). A unit is one pair (for
     MT-Bench: question, model pair, turn) under one condition with the cue on the same
     response: (condition, pair, cue target). When some rater answered both presentations of
@@ -228,18 +228,18 @@ def rater_units(answers: pd.DataFrame) -> pd.DataFrame:
     frame = answers.sort_values(order, kind="stable") if order else answers
     cue = frame["cue_slot"] if "cue_slot" in frame else pd.Series(None, index=frame.index, dtype=object)
     frame = frame.assign(
-        value=vote_outcomes(frame["choice"], frame["presentation"]),
+        value=vote_outcomes(frame["choice"], frame["arrangement"]),
         base=frame["condition"].astype(str)
         + ":"
         + frame["pair"].astype(str)
         + ":"
-        + cue_targets(cue, frame["presentation"]),
+        + cue_targets(cue, frame["arrangement"]),
     )
     frame = frame[frame["value"].notna()]
     repeats = frame.groupby(["base", "rater"])["value"].transform("size")
     twinned = set(frame.loc[repeats > 1, "base"])
     split = frame["base"].isin(twinned)
-    unit = frame["base"].where(~split, frame["base"] + ":" + frame["presentation"].astype(str))
+    unit = frame["base"].where(~split, frame["base"] + ":" + frame["arrangement"].astype(str))
     tidy = frame.assign(unit=unit, group=frame["instruction"])
     tidy = tidy.drop_duplicates(["unit", "rater"], keep="first")
     return tidy[cols].reset_index(drop=True)

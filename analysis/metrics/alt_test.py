@@ -69,7 +69,7 @@ def human_labels(answers: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=LABEL_COLUMNS)
     # The pseudonym the reports print (Participant.label), else the participant id.
     name = votes["rater_label"].where(votes["rater_label"].fillna("") != "", votes["rater"].astype(str))
-    outcome = vote_outcomes(votes["choice"], votes["presentation"])
+    outcome = vote_outcomes(votes["choice"], votes["arrangement"])
     return _combined(votes.assign(subject=name, item=votes["pair"], outcome=outcome))
 
 

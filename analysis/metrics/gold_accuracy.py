@@ -32,7 +32,7 @@ from scipy.special import stdtrit
 
 from analysis.metrics.agreement import vote_outcomes
 from analysis.metrics.cluster_tests import clustered_wilson
-from annotations.vocabulary import Condition, JudgeSlot, Presentation
+from annotations.vocabulary import Arrangement, Condition, JudgeSlot
 
 # The runs a gold pair is read from, the preferred first: both presentations, then one.
 RUNS = (Condition.ORDER, Condition.PLAIN)
@@ -70,9 +70,9 @@ def human_gold_units(answers: pd.DataFrame, gold: pd.DataFrame) -> pd.DataFrame:
     if votes.empty:
         return pd.DataFrame(columns=UNIT_COLUMNS)
     gold_side = np.where(votes["pair"].map(gold.set_index("pair")["gold_is_a"]).astype(bool), "a", "b")
-    outcome = vote_outcomes(votes["choice"], votes["presentation"])  # "a", "b" or "tie"
+    outcome = vote_outcomes(votes["choice"], votes["arrangement"])  # "a", "b" or "tie"
     score = np.where(outcome == gold_side, 1, np.where(outcome.isin(["a", "b"]), -1, 0))
-    votes = votes.assign(subject=HUMANS, score=score, shown_a=votes["presentation"] == Presentation.AB)
+    votes = votes.assign(subject=HUMANS, score=score, shown_a=votes["arrangement"] == Arrangement.AB)
     return _units(votes, gold)
 
 

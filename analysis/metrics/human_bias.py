@@ -2,7 +2,7 @@
 
 Input: the frame of ``analysis.loaders.human_pairwise_frame``, one row per approved
 answer: ``rater, batch, instruction, condition, pair_index, position, resp_a, resp_b,
-presentation ("ab"|"ba"), cue_slot ("A"|"B"|None), choice ("A"|"B")`` plus the
+arrangement ("ab"|"ba"), cue_slot ("A"|"B"|None), choice ("A"|"B")`` plus the
 responses' lengths ``units_a``, ``units_b`` in the profile's human length unit.
 
 Every pair is answered twice by the same rater (the twin tasks share ``pair_index``).
@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from annotations.vocabulary import Condition, CrowdChoice, Presentation
+from annotations.vocabulary import Arrangement, Condition, CrowdChoice
 
 # nltk.word_tokenize (the authors' tokenizer) needs the punkt model, which is not
 # available offline. ``word_tokens`` follows the Penn Treebank rules that word_tokenize
@@ -91,13 +91,13 @@ def twin_frame(answers: pd.DataFrame) -> pd.DataFrame:
     work = work.assign(twin=work.groupby(["rater", "batch", "pair_index"]).cumcount())
     keys = ["rater", "batch", "instruction", "condition", "pair_index"]
     t1 = work[work["twin"] == 0]
-    t2 = work[work["twin"] == 1][[*keys, "choice", "cue_slot", "presentation"]]
+    t2 = work[work["twin"] == 1][[*keys, "choice", "cue_slot", "arrangement"]]
     twins = t1.merge(t2, on=keys, suffixes=("1", "2"))
-    # The response chosen, in canonical terms: slot A holds resp_a when presentation is "ab".
+    # The response chosen, in canonical terms: slot A holds resp_a when the arrangement is "ab".
     # A tie chose no slot and no response, so its ``chose_a`` is <NA>: read as a letter it
     # would be slot B under "ab" and slot A under "ba".
     for k in (1, 2):
-        chose_a = (twins[f"choice{k}"] == CrowdChoice.A) == (twins[f"presentation{k}"] == Presentation.AB)
+        chose_a = (twins[f"choice{k}"] == CrowdChoice.A) == (twins[f"arrangement{k}"] == Arrangement.AB)
         twins[f"chose_a{k}"] = chose_a.astype("boolean").where(twins[f"choice{k}"].isin(LETTERS), pd.NA)
     return twins
 

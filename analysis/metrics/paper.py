@@ -16,7 +16,7 @@ import pandas as pd
 
 from analysis.metrics.rankings import HUMAN_BIAS_TIE_ORDER, rankings_by
 from analysis.metrics.rbo import rbo_many
-from annotations.vocabulary import CrowdChoice, Presentation
+from annotations.vocabulary import Arrangement, CrowdChoice
 
 P = 0.8  # the authors' persistence everywhere
 ACL_DROPPED = ("dolly", "redpajama")
@@ -150,7 +150,7 @@ def human_bias_iaa(answers: pd.DataFrame, *, candidate_of: dict[int, str]) -> fl
         cand_a=answers["resp_a"].map(candidate_of),
         cand_b=answers["resp_b"].map(candidate_of),
     )
-    slot_a_is_a = work["presentation"] == Presentation.AB
+    slot_a_is_a = work["arrangement"] == Arrangement.AB
     chose_a = (work["choice"] == CrowdChoice.A) == slot_a_is_a
     work = work.assign(winner=np.where(chose_a, work["cand_a"], work["cand_b"]))
     shown = pd.concat(

@@ -61,7 +61,7 @@ def human_pair_rates(answers: pd.DataFrame) -> pd.DataFrame:
     if answers.empty:
         return pd.DataFrame(columns=["pair", "rate_a", "votes"])
     uncued = answers[answers["condition"].isin(UNCUED)]
-    outcome = vote_outcomes(uncued["choice"], uncued["presentation"])
+    outcome = vote_outcomes(uncued["choice"], uncued["arrangement"])
     # Decisive votes only: a tie counted as one half pulls people's rate toward 1/2, and a judge
     # that never ties would then look biased toward whatever people lean to (longer answers).
     score = outcome.map({"a": 1.0, "b": 0.0, TIE: np.nan})

@@ -32,7 +32,7 @@ from analysis.metrics.ranking_agreement import choice_agreement_rows, pairwise_r
 from analysis.metrics.rankings import rankings_by, wins_from_judgments
 from analysis.profiles import Profile
 from annotations.models import Study
-from annotations.vocabulary import Condition, Presentation, presentation_of
+from annotations.vocabulary import Arrangement, Condition, arrangement_of
 
 SEED = 7
 JUDGE_RANKING_CONDITIONS = (Condition.ORDER, Condition.PLAIN)  # prompt 1 of these feeds rankings (the authors' rule)
@@ -184,19 +184,19 @@ def _human_vs_judge_choices(answers: pd.DataFrame, judgments: pd.DataFrame, *, c
     if mine.empty:
         return []
     human = answers.assign(
-        outcome=vote_outcomes(answers["choice"], answers["presentation"]),
-        base=answers["pair"].astype(str) + ":" + cue_targets(answers["cue_slot"], answers["presentation"]),
+        outcome=vote_outcomes(answers["choice"], answers["arrangement"]),
+        base=answers["pair"].astype(str) + ":" + cue_targets(answers["cue_slot"], answers["arrangement"]),
         rater=answers["rater_label"].where(answers["rater_label"] != "", answers["rater"].astype(str)),
     )
     human = human[human["outcome"].notna()]
     human = human.assign(
-        screen=human["base"] + ":" + (human["presentation"] == Presentation.AB).astype(str),
+        screen=human["base"] + ":" + (human["arrangement"] == Arrangement.AB).astype(str),
         key=np.arange(len(human)).astype(str),
     )
-    judge_presentation = mine["slot1_is_a"].map(presentation_of)
+    judge_arrangement = mine["slot1_is_a"].map(arrangement_of)
     judge = mine.assign(
         outcome=np.where(mine["chosen_is_a"], "a", "b"),
-        base=mine["pair"].astype(str) + ":" + cue_targets(mine["cue_slot"], judge_presentation),
+        base=mine["pair"].astype(str) + ":" + cue_targets(mine["cue_slot"], judge_arrangement),
     )
     judge = judge.assign(screen=judge["base"] + ":" + mine["slot1_is_a"].astype(str))
     rows = []

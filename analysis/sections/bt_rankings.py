@@ -54,7 +54,7 @@ def human_comparisons(votes: pd.DataFrame, responses: pd.DataFrame | None) -> pd
         return _empty()
     key = responses.set_index("response")["candidate"]
     size = responses.set_index("response")["text"].str.len()
-    outcome = vote_outcomes(votes["choice"], votes["presentation"])
+    outcome = vote_outcomes(votes["choice"], votes["arrangement"])
     votes = votes[outcome.notna()]
     a_won = (outcome[outcome.notna()] != "b").to_numpy()  # a tie keeps the pair's own order
     winner = np.where(a_won, votes["resp_a"], votes["resp_b"])

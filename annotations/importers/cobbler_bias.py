@@ -199,7 +199,7 @@ def _write_study(content: CobblerContent, condition: str, batches: list[tuple[li
                 condition=condition,
                 instruction_id=content.instruction_ids[spec.instruction_index],
                 pair_id=spec.pair_id,
-                presentation=Task.Presentation.AB if spec.a_is_canonical else Task.Presentation.BA,
+                arrangement=Task.Arrangement.AB if spec.a_is_canonical else Task.Arrangement.BA,
                 cue=spec.cue,
                 pair_index=spec.pair_index,
             )
@@ -207,7 +207,7 @@ def _write_study(content: CobblerContent, condition: str, batches: list[tuple[li
             for pos, spec in enumerate(specs)
         ),
         unique_fields=("batch", "position"),
-        update_fields=("instruction", "pair", "presentation", "cue", "pair_index", "kind", "condition"),
+        update_fields=("instruction", "pair", "arrangement", "cue", "pair_index", "kind", "condition"),
     )
     task_ids = {
         (b, pos): pk

@@ -380,9 +380,9 @@ def _votes(rows: list[tuple[str, dict]], plan: StudyPlan, answered: dict[str, li
             value.get("presented_first", "model_a"),
             value.get("cued", ""),
         )
-        # One vote per annotator, condition, pair and presentation: the same pair shown the
+        # One vote per annotator, condition, pair and arrangement: the same pair shown the
         # same way twice would be two answers to one task (the order condition's twins differ
-        # in presentation).
+        # in arrangement).
         key = (vote.annotator, vote.condition, instruction, vote.first_model, vote.second_model)
         if key in first:
             plan.problem(

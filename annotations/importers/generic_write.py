@@ -325,7 +325,7 @@ def _human_work(
                 continue
             slot_a, slot_b = (response_ids[(row.instruction_id, m)] for m in (row.first_model, row.second_model))
             pair = pair_ids.get((slot_a, slot_b)) or pair_ids[(slot_b, slot_a)]
-            presentation = Task.Presentation.AB if (slot_a, slot_b) in pair_ids else Task.Presentation.BA
+            arrangement = Task.Arrangement.AB if (slot_a, slot_b) in pair_ids else Task.Arrangement.BA
             cue = {}
             if condition in CROWD_CUED:
                 cue = {"cue_slot": CrowdChoice.A if getattr(row, row.cued) == row.first_model else CrowdChoice.B}
@@ -337,7 +337,7 @@ def _human_work(
                     condition=condition,
                     instruction_id=instruction,
                     pair_id=pair,
-                    presentation=presentation,
+                    arrangement=arrangement,
                     cue=cue,
                 )
             )

@@ -34,7 +34,7 @@ from annotations.models import (
     Task,
 )
 from annotations.pseudonyms import pseudonymise
-from annotations.vocabulary import CrowdChoice, Presentation
+from annotations.vocabulary import Arrangement, CrowdChoice
 from cobbler_site import text_safety
 
 MACHINE_JUDGE = "gpt4_pair"
@@ -323,7 +323,7 @@ def import_mtbench_votes(*, content: MtContent, rows: list[MtRow]) -> None:
         slots = [content.response_ids[(row.question_id, row.turn, m)] for m in (row.model_a, row.model_b)]
         submissions[key] = Submission(
             assignment_id=assignment_ids[batch_ids[row.judge]],
-            task_id=task_ids[(batch_ids[row.judge], pair_id, Presentation.AB if a_first else Presentation.BA)],
+            task_id=task_ids[(batch_ids[row.judge], pair_id, Arrangement.AB if a_first else Arrangement.BA)],
             choice=choice,
             chosen_response_id={CrowdChoice.A: slots[0], CrowdChoice.B: slots[1]}.get(choice),
             display_order=slots,
@@ -336,9 +336,9 @@ def import_mtbench_votes(*, content: MtContent, rows: list[MtRow]) -> None:
 
 
 def _upsert_vote_tasks(content: MtContent, humans: list[MtRow], batch_ids: dict[str, int]) -> dict:
-    """(batch pk, pair pk, presentation) -> task pk; new tasks go after a batch's existing ones."""
+    """(batch pk, pair pk, arrangement) -> task pk; new tasks go after a batch's existing ones."""
     existing = Task.objects.filter(batch__in=batch_ids.values()).values_list(
-        "batch_id", "pair_id", "presentation", "position"
+        "batch_id", "pair_id", "arrangement", "position"
     )
     known = {(b, p, pres) for b, p, pres, _pos in existing}
     next_position: dict[int, int] = {}
@@ -347,7 +347,7 @@ def _upsert_vote_tasks(content: MtContent, humans: list[MtRow], batch_ids: dict[
     new = []
     for row in humans:
         pair_id, a_first = content.pair_of(row)
-        key = (batch_ids[row.judge], pair_id, Presentation.AB if a_first else Presentation.BA)
+        key = (batch_ids[row.judge], pair_id, Arrangement.AB if a_first else Arrangement.BA)
         if key not in known:
             known.add(key)
             position = next_position.get(key[0], 0)
@@ -360,13 +360,13 @@ def _upsert_vote_tasks(content: MtContent, humans: list[MtRow], batch_ids: dict[
                     condition=Condition.PLAIN,
                     instruction_id=content.pair_instruction[pair_id],
                     pair_id=pair_id,
-                    presentation=key[2],
+                    arrangement=key[2],
                 )
             )
     upsert(Task, new, unique_fields=("batch", "position"))
     return {
         (b, p, pres): pk
         for pk, b, p, pres in Task.objects.filter(batch__in=batch_ids.values()).values_list(
-            "pk", "batch_id", "pair_id", "presentation"
+            "pk", "batch_id", "pair_id", "arrangement"
         )
     }

@@ -63,7 +63,7 @@ class Task(models.Model):
         CATCH = "catch", "Attention check: catch pair (one answer visibly broken)"
         GOLD = "gold", "Gold item (expected answer)"
 
-    Presentation = vocabulary.Presentation  # which canonical response sits in slot A ("System A")
+    Arrangement = vocabulary.Arrangement  # which canonical response sits in slot A ("System A")
 
     batch = models.ForeignKey(Batch, models.CASCADE, related_name="tasks")
     position = models.PositiveIntegerField()  # 0-based order within the batch
@@ -71,7 +71,7 @@ class Task(models.Model):
     condition = models.CharField(max_length=16, choices=Condition)
     instruction = models.ForeignKey(Instruction, models.CASCADE, related_name="tasks")
     pair = models.ForeignKey(Pair, models.CASCADE, null=True, blank=True, related_name="tasks")
-    presentation = models.CharField(max_length=2, choices=Presentation, blank=True)
+    arrangement = models.CharField(max_length=2, choices=Arrangement, blank=True)
     # Condition details, e.g. {"cue_slot": "A", "percent": 85} or
     # {"cue_slot": "B", "distractor": "System B plays a lot of soccer and basketball."}.
     cue = models.JSONField(default=dict, blank=True)
@@ -100,13 +100,13 @@ class Task(models.Model):
         """The responses shown in slots A and B, in that order."""
         assert self.pair is not None
         a, b = self.pair.response_a, self.pair.response_b
-        return (a, b) if self.presentation == self.Presentation.AB else (b, a)
+        return (a, b) if self.arrangement == self.Arrangement.AB else (b, a)
 
     def slot_response_ids(self) -> tuple[int, int]:
         """Like slot_responses(), without loading the responses."""
         assert self.pair is not None
         a, b = self.pair.response_a_id, self.pair.response_b_id
-        return (a, b) if self.presentation == self.Presentation.AB else (b, a)
+        return (a, b) if self.arrangement == self.Arrangement.AB else (b, a)
 
     def expected_response_ids(self) -> list[int]:
         """The ids a complete answer must cover: the ranked set, or the two slots."""

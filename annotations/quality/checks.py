@@ -1,6 +1,6 @@
 """Quality-control tasks: instructed-response items, catch pairs and gold items.
 
-Each is an ordinary pairwise Task (a real pair of the study, a presentation, the batch's
+Each is an ordinary pairwise Task (a real pair of the study, a arrangement, the batch's
 condition and a cue drawn as for the batch's items, so a check cannot be told apart from
 an item by its banner), with ``role`` saying what it is, ``expects`` what a careful worker
 answers, and no ``pair_index`` (a check has no twin). analysis.loaders never counts them.
@@ -44,13 +44,13 @@ def broken_text(text: str, rng: random.Random) -> str:
     return " ".join(kept).lower().rstrip(".!?") + " ..."
 
 
-def _pairwise(*, condition: str, pair: Pair, presentation: str, cue: dict, role: str, expects: dict) -> Task:
+def _pairwise(*, condition: str, pair: Pair, arrangement: str, cue: dict, role: str, expects: dict) -> Task:
     return Task(
         kind=Task.Kind.PAIRWISE,
         condition=condition,
         instruction_id=pair.instruction_id,
         pair=pair,
-        presentation=presentation,
+        arrangement=arrangement,
         cue=cue,
         pair_index=None,
         role=role,
@@ -58,13 +58,13 @@ def _pairwise(*, condition: str, pair: Pair, presentation: str, cue: dict, role:
     )
 
 
-def instructed_task(*, condition: str, pair: Pair, presentation: str, cue: dict, rng: random.Random) -> Task:
+def instructed_task(*, condition: str, pair: Pair, arrangement: str, cue: dict, rng: random.Random) -> Task:
     """A real pair shown with an instruction to choose one slot (drawn from ``rng``)."""
     slot = rng.choice(SLOTS)
     return _pairwise(
         condition=condition,
         pair=pair,
-        presentation=presentation,
+        arrangement=arrangement,
         cue=cue,
         role=Task.Role.INSTRUCTED,
         expects={"slot": slot, "text": INSTRUCTED_TEXT.format(slot=slot)},
@@ -72,33 +72,33 @@ def instructed_task(*, condition: str, pair: Pair, presentation: str, cue: dict,
 
 
 def catch_task(
-    *, condition: str, pair: Pair, presentation: str, cue: dict, rng: random.Random, slot_texts: tuple[str, str]
+    *, condition: str, pair: Pair, arrangement: str, cue: dict, rng: random.Random, slot_texts: tuple[str, str]
 ) -> Task:
     """A real pair with one slot's answer (drawn from ``rng``) replaced by a broken text; the intact slot is expected.
 
-    ``slot_texts`` are the answers shown in slots A and B under ``presentation``.
+    ``slot_texts`` are the answers shown in slots A and B under ``arrangement``.
     """
     broken = rng.choice(SLOTS)
     text = broken_text(slot_texts[SLOTS.index(broken)], rng)
     return _pairwise(
         condition=condition,
         pair=pair,
-        presentation=presentation,
+        arrangement=arrangement,
         cue=cue,
         role=Task.Role.CATCH,
         expects={"slot": _other(broken), "broken_slot": broken, "broken_text": text},
     )
 
 
-def gold_task(*, condition: str, pair: Pair, presentation: str, cue: dict) -> Task:
+def gold_task(*, condition: str, pair: Pair, arrangement: str, cue: dict) -> Task:
     """A pair with a gold answer (``Pair.gold_response``); the slot it is shown in is expected."""
     if pair.gold_response_id not in (pair.response_a_id, pair.response_b_id):
         raise ValueError(f"{pair} has no gold response of its own.")
-    in_a = (pair.gold_response_id == pair.response_a_id) == (presentation == Task.Presentation.AB)
+    in_a = (pair.gold_response_id == pair.response_a_id) == (arrangement == Task.Arrangement.AB)
     return _pairwise(
         condition=condition,
         pair=pair,
-        presentation=presentation,
+        arrangement=arrangement,
         cue=cue,
         role=Task.Role.GOLD,
         expects={"slot": CrowdChoice.A if in_a else CrowdChoice.B},
@@ -113,9 +113,9 @@ def check_count(rate: float, n_items: int) -> int:
     return max(1, math.floor(rate * n_items + 0.5))
 
 
-def slot_texts(pair: Pair, presentation: str, texts: dict[int, str]) -> tuple[str, str]:
+def slot_texts(pair: Pair, arrangement: str, texts: dict[int, str]) -> tuple[str, str]:
     a, b = texts[pair.response_a_id], texts[pair.response_b_id]
-    return (a, b) if presentation == Task.Presentation.AB else (b, a)
+    return (a, b) if arrangement == Task.Arrangement.AB else (b, a)
 
 
 def build_check_tasks(
@@ -133,26 +133,26 @@ def build_check_tasks(
     with ``n_gold`` gold tasks (cycling through ``gold_pairs`` in a seeded order) inserted at seeded
     places among them; all draws from ``rng``.
 
-    ``pair_of(first, second)`` is the stored Pair and the presentation that shows ``first`` in slot A.
+    ``pair_of(first, second)`` is the stored Pair and the arrangement that shows ``first`` in slot A.
     """
     tasks: list[Task] = []
     for k in range(n_attention):
         first, second = rng.sample(pairs[rng.randrange(len(pairs))], 2)
-        pair, presentation = pair_of(first, second)
+        pair, arrangement = pair_of(first, second)
         texts = {first.pk: first.text, second.pk: second.text}
         if k % 2 == 0:
             tasks.append(
-                instructed_task(condition=condition, pair=pair, presentation=presentation, cue=cue(rng), rng=rng)
+                instructed_task(condition=condition, pair=pair, arrangement=arrangement, cue=cue(rng), rng=rng)
             )
         else:
             tasks.append(
                 catch_task(
                     condition=condition,
                     pair=pair,
-                    presentation=presentation,
+                    arrangement=arrangement,
                     cue=cue(rng),
                     rng=rng,
-                    slot_texts=slot_texts(pair, presentation, texts),
+                    slot_texts=slot_texts(pair, arrangement, texts),
                 )
             )
     if gold_pairs and n_gold:
@@ -160,8 +160,8 @@ def build_check_tasks(
         rng.shuffle(order)
         for k in range(n_gold):
             pair = order[k % len(order)]
-            presentation = rng.choice((Task.Presentation.AB, Task.Presentation.BA))
-            gold = gold_task(condition=condition, pair=pair, presentation=presentation, cue=cue(rng))
+            arrangement = rng.choice((Task.Arrangement.AB, Task.Arrangement.BA))
+            gold = gold_task(condition=condition, pair=pair, arrangement=arrangement, cue=cue(rng))
             # Anywhere among the attention checks, which keep their alternation.
             tasks.insert(rng.randint(0, len(tasks)), gold)
     return tasks

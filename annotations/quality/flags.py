@@ -29,7 +29,7 @@ _FIELDS = (
     "task__role",
     "task__expects",
     "task__pair_id",
-    "task__presentation",
+    "task__arrangement",
     "task__condition",
     "task__cue",
     "choice",
@@ -50,7 +50,7 @@ class Answered:
     role: str
     expects: dict
     pair: int | None
-    presentation: str
+    arrangement: str
     condition: str
     cue: dict
     choice: str
@@ -63,7 +63,7 @@ class Answered:
     @property
     def screen(self) -> tuple:
         """What makes two tasks the same screen for a majority: pair, slot order, condition, cued slot."""
-        return (self.pair, self.presentation, self.condition, (self.cue or {}).get("cue_slot"))
+        return (self.pair, self.arrangement, self.condition, (self.cue or {}).get("cue_slot"))
 
 
 def _answers(assignment: Assignment) -> list[Answered]:
@@ -140,7 +140,7 @@ def _others_by_screen(assignment: Assignment, items: list[Answered]) -> dict[tup
         .values_list(
             "assignment__participant_id",
             "task__pair_id",
-            "task__presentation",
+            "task__arrangement",
             "task__condition",
             "task__cue",
             "choice",
@@ -148,8 +148,8 @@ def _others_by_screen(assignment: Assignment, items: list[Answered]) -> dict[tup
     )
     seen: set[tuple] = set()
     out: dict[tuple, list[str]] = defaultdict(list)
-    for rater, pair, presentation, condition, cue, choice in rows:
-        screen = (pair, presentation, condition, (cue or {}).get("cue_slot"))
+    for rater, pair, arrangement, condition, cue, choice in rows:
+        screen = (pair, arrangement, condition, (cue or {}).get("cue_slot"))
         if (rater, screen) not in seen:  # a rater's first answer to a screen speaks for them
             seen.add((rater, screen))
             out[screen].append(choice)

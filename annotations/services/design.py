@@ -137,13 +137,13 @@ class _PairBook:
         self.known = {(p.response_a_id, p.response_b_id): p for p in Pair.objects.filter(instruction__study=study)}
 
     def get(self, first: Response, second: Response) -> tuple[Pair, str]:
-        """The pair and the presentation that puts ``first`` in slot A."""
+        """The pair and the arrangement that puts ``first`` in slot A."""
         a, b = sorted((first, second), key=lambda r: (r.candidate.position, r.candidate.key))
         pair = self.known.get((a.pk, b.pk))
         if pair is None:
             pair = Pair.objects.create(instruction_id=a.instruction_id, response_a=a, response_b=b)
             self.known[(a.pk, b.pk)] = pair
-        return pair, (Task.Presentation.AB if first.pk == a.pk else Task.Presentation.BA)
+        return pair, (Task.Arrangement.AB if first.pk == a.pk else Task.Arrangement.BA)
 
 
 def _twin_tasks(
@@ -168,14 +168,14 @@ def _twin_tasks(
     }
     if condition in (Condition.ORDER, Condition.PLAIN):
         return [
-            Task(presentation=forward, cue={"order": "first"}, **common),
-            Task(presentation=backward, cue={"order": "last"}, **common),
+            Task(arrangement=forward, cue={"order": "first"}, **common),
+            Task(arrangement=backward, cue={"order": "last"}, **common),
         ]
     if condition == Condition.BANDWAGON:
         cues = [{"cue_slot": slot, "percent": percent} for slot in "AB"]
     else:
         cues = [{"cue_slot": slot, "distractor": rng.choice(DISTRACTORS).format(x=f"System {slot}")} for slot in "AB"]
-    return [Task(presentation=forward, cue=cue, **common) for cue in cues]
+    return [Task(arrangement=forward, cue=cue, **common) for cue in cues]
 
 
 def _save_batch(*, study: Study, condition: str, index: int, seed: int, label: str, tasks: list[Task]) -> Batch:

@@ -253,7 +253,7 @@ def submission_rows(*, study: Study) -> Iterator[dict]:
             "instruction_index": task.instruction.index,
             "pair_id": task.pair_id,
             "pair_index": task.pair_index,
-            "presentation": task.presentation,
+            "presentation": task.arrangement,
             "cue": task.cue,
             "slot_a_response": slots[0],
             "slot_b_response": slots[1],

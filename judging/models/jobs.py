@@ -9,7 +9,7 @@ from judging.models.judges import Judge
 from judging.models.templates import PromptTemplate
 from judging.models.work import LLMJob, WorkRow
 from judging.prompts import templates
-from judging.vocabulary import Parser, Strength, Verdict, VerdictFormat
+from judging.vocabulary import Parser, Presentation, Strength, Verdict, VerdictFormat
 
 
 class JudgeJobQuerySet(models.QuerySet):
@@ -99,8 +99,7 @@ class Judgment(WorkRow):
     job = models.ForeignKey(JudgeJob, models.CASCADE, related_name="judgments")
     pair = models.ForeignKey(Pair, models.CASCADE, related_name="judgments")
     condition = models.CharField(max_length=16, choices=Condition)
-    # 1 = the prompt that feeds rankings, 2 = its switched twin (CoBBLEr's "validation").
-    presentation = models.PositiveSmallIntegerField()
+    presentation = models.PositiveSmallIntegerField(choices=Presentation)
     # The response shown in the first slot ("System Star").
     slot1_response = models.ForeignKey(Response, models.CASCADE, related_name="+")
     # Condition details: cue slot, percent, distractor sentence, frequency layout...

@@ -17,7 +17,7 @@ from analysis.metrics.ranking_agreement import choice_agreement_rows
 from analysis.metrics.stats import wilson
 from analysis.sections.agreement import _pairwise_rows
 from analysis.summary.claims import MIN_AGREEMENT_INSTRUCTIONS, MIN_VOTES, percent_claim
-from annotations.vocabulary import Condition, CrowdChoice, Presentation
+from annotations.vocabulary import Arrangement, Condition, CrowdChoice
 
 CONDITION = Condition.PLAIN
 JUDGE = "judge-x"
@@ -109,7 +109,7 @@ def _loader_frames(votes: pd.DataFrame, verdicts: pd.Series) -> tuple[pd.DataFra
             "pair": votes["instruction"],
             "resp_a": 2 * votes["instruction"],
             "resp_b": 2 * votes["instruction"] + 1,
-            "presentation": np.where(votes["ab"], Presentation.AB, Presentation.BA),
+            "arrangement": np.where(votes["ab"], Arrangement.AB, Arrangement.BA),
             "cue_slot": None,
             "choice": [letter[o, ab] for o, ab in zip(votes["outcome"], votes["ab"], strict=True)],
         }
@@ -120,7 +120,7 @@ def _loader_frames(votes: pd.DataFrame, verdicts: pd.Series) -> tuple[pd.DataFra
             "condition": CONDITION,
             "instruction": verdicts.index,
             "pair": verdicts.index,
-            "presentation": Presentation.AB,
+            "arrangement": Arrangement.AB,
             "slot1_is_a": True,
             "chosen_is_a": verdicts.to_numpy() == "a",
             "valid": True,

@@ -132,7 +132,7 @@ def test_labels_combine_the_uncued_presentations():
     assert judge_labels(calls).set_index("item")["label"].to_dict() == {1: "a", 2: "tie", 3: "tie", 4: "b", 6: "a"}
     votes = pd.DataFrame(
         [
-            # rater, rater_label, pair, condition, presentation, choice
+            # rater, rater_label, pair, condition, arrangement, choice
             (7, "", 1, "order", "ab", "A"),
             (7, "", 1, "order", "ba", "B"),  # a twice -> a; no pseudonym: the participant id
             (8, "annotator-1", 1, "plain", "ba", "A"),  # A shown b first -> b
@@ -140,7 +140,7 @@ def test_labels_combine_the_uncued_presentations():
             (8, "annotator-1", 2, "order", "ba", "B"),  # tie and a -> tie
             (8, "annotator-1", 3, "attentional", "ab", "A"),  # cued: dropped
         ],
-        columns=["rater", "rater_label", "pair", "condition", "presentation", "choice"],
+        columns=["rater", "rater_label", "pair", "condition", "arrangement", "choice"],
     )
     labels = {(r.subject, r.item): r.label for r in human_labels(votes).itertuples()}
     assert labels == {("7", 1): "a", ("annotator-1", 1): "b", ("annotator-1", 2): "tie"}
@@ -337,7 +337,7 @@ def test_a_judge_with_no_uncued_label_on_the_shared_items_says_why():
     )
     votes = pd.DataFrame(
         [(7, "p7", 1, "plain", "ab", "A"), (8, "p8", 1, "plain", "ab", "B")],
-        columns=["rater", "rater_label", "pair", "condition", "presentation", "choice"],
+        columns=["rater", "rater_label", "pair", "condition", "arrangement", "choice"],
     )
     (row,) = from_frames(calls, votes, DEFAULT)
     assert row["reason"] == "no label of this judge (plain or order run) on the 1 item with 2 or more annotators"

@@ -171,7 +171,7 @@ def _twin_answers(choose):
                         "pair": pair,
                         "resp_a": 2 * pair,
                         "resp_b": 2 * pair + 1,
-                        "presentation": pres,
+                        "arrangement": pres,
                         "cue_slot": cue,
                         "choice": choose(condition, pair, twin),
                         "units_a": 10 + pair % 2,

@@ -215,7 +215,7 @@ def _human_answers() -> pd.DataFrame:
                     "pair": pair,
                     "resp_a": 10 * inst + 2 * pair,
                     "resp_b": 10 * inst + 2 * pair + 1,
-                    "presentation": pres,
+                    "arrangement": pres,
                     "cue_slot": None,
                     "choice": c,
                     "units_a": 5 + pair,

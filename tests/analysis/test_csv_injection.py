@@ -115,7 +115,7 @@ def study_with_a_hostile_label(researcher) -> Study:
         condition="plain",
         instruction=instruction,
         pair=pair,
-        presentation="ab",
+        arrangement="ab",
     )
     participant = Participant.objects.create(study=study, platform="code", external_hash="h" * 64, label=HYPERLINK)
     assignment = Assignment.objects.create(batch=batch, participant=participant, status="submitted")

@@ -172,7 +172,7 @@ def human_answers() -> pd.DataFrame:
                 "pair": pair,
                 "resp_a": 10 * pair,
                 "resp_b": 10 * pair + 1,
-                "presentation": presentation,
+                "arrangement": presentation,
                 "cue_slot": cue,
                 "choice": choice,
             }

@@ -71,7 +71,7 @@ def mtbench_study(
             condition="plain",
             instruction=instructions[qid],
             pair=pair,
-            presentation=presentation,
+            arrangement=presentation,
         )
         participant, _ = Participant.objects.get_or_create(
             study=study, platform="code", external_hash=rater, label=rater

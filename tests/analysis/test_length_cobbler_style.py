@@ -110,7 +110,7 @@ def cobbler_study(*, slug: str = "cobbler-len", h3_review: str = "rejected") -> 
                 condition="order",
                 instruction=pair.instruction,
                 pair=pair,
-                presentation=presentation,
+                arrangement=presentation,
                 pair_index=index,
             )
     assignments = {}

@@ -223,7 +223,7 @@ def _strict_rater(batch: int, rater: str, order: list[str], ids: dict[str, int])
                     "rater": rater,
                     "resp_a": ids[a],
                     "resp_b": ids[b],
-                    "presentation": "ab",
+                    "arrangement": "ab",
                     "choice": "A",
                 }
             )

@@ -60,7 +60,7 @@ def _votes(choices_of) -> pd.DataFrame:
                     "pair": pair,
                     "resp_a": 2 * pair,
                     "resp_b": 2 * pair + 1,
-                    "presentation": "ab",
+                    "arrangement": "ab",
                     "cue_slot": None,
                     "choice": choice,
                 }

@@ -38,7 +38,7 @@ def _answers(rows):
                 "instruction": instruction,
                 "condition": "plain",
                 "pair": pair,
-                "presentation": presentation,
+                "arrangement": presentation,
                 "choice": choice,
                 "cue_slot": cue[0] if cue else None,
             }

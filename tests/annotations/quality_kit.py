@@ -49,7 +49,7 @@ def careful(task: Task) -> str:
     """Passes every check; on items prefers the earlier candidate (consistent across presentations)."""
     if task.role != Task.Role.ITEM:
         return task.expects["slot"]
-    return "A" if task.presentation == Task.Presentation.AB else "B"
+    return "A" if task.arrangement == Task.Arrangement.AB else "B"
 
 
 def contrarian(task: Task) -> str:

@@ -26,12 +26,12 @@ def _mixed_study():
     pair = Pair.objects.create(instruction=ins, response_a=responses[0], response_b=responses[2])
     common = {"batch": batch, "kind": "pairwise", "instruction": ins, "pair": pair, "pair_index": 0}
     Task.objects.create(
-        position=2, condition=Condition.BANDWAGON, presentation="ab", cue={"cue_slot": "A", "percent": 85}, **common
+        position=2, condition=Condition.BANDWAGON, arrangement="ab", cue={"cue_slot": "A", "percent": 85}, **common
     )
     Task.objects.create(
-        position=3, condition=Condition.BANDWAGON, presentation="ab", cue={"cue_slot": "B", "percent": 85}, **common
+        position=3, condition=Condition.BANDWAGON, arrangement="ab", cue={"cue_slot": "B", "percent": 85}, **common
     )
-    Task.objects.create(position=4, condition=Condition.ORDER, presentation="ba", cue={"order": "last"}, **common)
+    Task.objects.create(position=4, condition=Condition.ORDER, arrangement="ba", cue={"order": "last"}, **common)
     return study
 
 

@@ -307,7 +307,7 @@ def test_rounds_continue_the_indexes_and_repeat_a_design_with_the_same_seed(db):
     assert [round_of(b.label) for b in third] == [3, 3]
 
     def design(batch):
-        return [(t.pair_id, t.presentation, t.cue) for t in batch.tasks.order_by("position")]
+        return [(t.pair_id, t.arrangement, t.cue) for t in batch.tasks.order_by("position")]
 
     assert design(first[0]) == design(second[0])  # same seed, same design: new workers on it
     ranking = services.generate_batches(study=study, condition="ranking", seed=1, rankings_per_batch=1)

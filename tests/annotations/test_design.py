@@ -89,13 +89,11 @@ def test_a_fresh_design_is_counterbalanced_and_reproducible(db):
         assert set(by_pair.values()) == {2}
         # Each pair is shown both ways round; half the pairs start with the earlier candidate.
         for pair_id in by_pair:
-            assert {t.presentation for t in tasks if t.pair_id == pair_id} == {"ab", "ba"}
-        firsts = Counter(t.presentation for t in tasks if t.cue["order"] == "first")
+            assert {t.arrangement for t in tasks if t.pair_id == pair_id} == {"ab", "ba"}
+        firsts = Counter(t.arrangement for t in tasks if t.cue["order"] == "first")
         assert firsts == {"ab": 2, "ba": 2}
         assert all(a.pair_index != b.pair_index for a, b in zip(tasks, tasks[1:], strict=False))
-    signature = [
-        (t.batch.index, t.position, t.pair_id, t.presentation) for t in Task.objects.filter(batch__study=study)
-    ]
+    signature = [(t.batch.index, t.position, t.pair_id, t.arrangement) for t in Task.objects.filter(batch__study=study)]
 
     other = build_study("fresh-2", instructions=3)
     services.generate_batches(study=other, condition="order", seed=11, pairs_per_batch=4)
@@ -103,8 +101,7 @@ def test_a_fresh_design_is_counterbalanced_and_reproducible(db):
         t.pair_id: (t.pair.response_a.candidate.key, t.pair.response_b.candidate.key) for t in Task.objects.all()
     }
     again = [
-        (t.batch.index, t.position, pair_key[t.pair_id], t.presentation)
-        for t in Task.objects.filter(batch__study=other)
+        (t.batch.index, t.position, pair_key[t.pair_id], t.arrangement) for t in Task.objects.filter(batch__study=other)
     ]
     assert [(i, p, pair_key[pk], pr) for i, p, pk, pr in signature] == again
 
@@ -116,7 +113,7 @@ def test_bandwagon_cues_each_side_once_per_pair(db):
     for pair_id in {t.pair_id for t in tasks}:
         twins = [t for t in tasks if t.pair_id == pair_id]
         assert sorted(t.cue["cue_slot"] for t in twins) == ["A", "B"]
-        assert {t.presentation for t in twins} == {twins[0].presentation}
+        assert {t.arrangement for t in twins} == {twins[0].arrangement}
         assert all(t.cue["percent"] == 70 for t in twins)
 
 

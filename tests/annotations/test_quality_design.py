@@ -30,7 +30,7 @@ def task_row(t: Task) -> list:
         t.condition,
         t.instruction.index,
         pair,
-        t.presentation,
+        t.arrangement,
         t.cue,
         t.pair_index,
         len(t.response_ids),
@@ -96,7 +96,7 @@ def test_checks_are_added_at_the_rate_and_items_keep_their_order(condition):
         assert sorted(t.position for t in tasks_of(new)) == list(range(n_items + len(checks)))
         for t in checks:
             assert (t.kind, t.condition, t.pair_index) == ("pairwise", condition, None)
-            assert t.pair is not None and t.presentation in ("ab", "ba")
+            assert t.pair is not None and t.arrangement in ("ab", "ba")
             if condition in ("bandwagon", "attentional"):
                 assert t.cue["cue_slot"] in ("A", "B")
             else:

@@ -1,4 +1,4 @@
-"""One vocabulary: the values of conditions, presentations, slots, judge kinds, transports,
+"""One vocabulary: the values of conditions, arrangements, slots, judge kinds, transports,
 parsers, baselines and job statuses are spelled in annotations/vocabulary.py and
 judging/vocabulary.py only; everywhere else names the member (``Condition.ORDER``).
 
@@ -15,9 +15,19 @@ from collections import Counter
 from pathlib import Path
 
 from annotations.models import Task
-from annotations.vocabulary import AS_CROWD_CHOICE, AS_JUDGE_SLOT, Condition, CrowdChoice, JudgeSlot, Presentation
+from annotations.vocabulary import AS_CROWD_CHOICE, AS_JUDGE_SLOT, Arrangement, Condition, CrowdChoice, JudgeSlot
 from judging.models import Judge, JudgeJob, Judgment
-from judging.vocabulary import Baseline, JobStatus, JudgeKind, Parser, RowStatus, Transport
+from judging.vocabulary import (
+    Baseline,
+    JobStatus,
+    JudgeKind,
+    Parser,
+    Presentation,
+    RowStatus,
+    Strength,
+    Transport,
+    Verdict,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 APPS = ("annotations", "judging", "analysis", "cobbler_site")
@@ -32,7 +42,7 @@ NOT_SCANNED = ("judging/simulator/", "cobbler_site/settings.py")
 # length-control frame's columns. They are checked where they can only be vocabulary (below).
 CHECKED = {
     *(c.value for c in Condition if c != Condition.RANKING),
-    *Presentation.values,
+    *Arrangement.values,
     *JudgeKind.values,
     *Transport.values,
     *Parser.values,
@@ -161,7 +171,13 @@ def test_the_scan_finds_a_stray_literal():
 def test_the_models_name_the_vocabulary_classes():
     assert Judge.Kind is JudgeKind and Judge.Baseline is Baseline and Judge.Transport is Transport
     assert JudgeJob.Status is JobStatus and Judgment.Status is RowStatus
-    assert Task.Presentation is Presentation
+    assert Task.Arrangement is Arrangement
+    assert Judgment._meta.get_field("presentation").choices == Presentation.choices
+    assert {f.name: f.choices for f in Judgment._meta.fields if f.name in ("choice", "verdict", "strength")} == {
+        "choice": JudgeSlot.choices,
+        "verdict": Verdict.choices,
+        "strength": Strength.choices,
+    }
     assert Judge._meta.get_field("kind").choices == JudgeKind.choices
     assert JudgeJob._meta.get_field("parser").default == Parser.ROBUST
 

@@ -107,8 +107,8 @@ def test_human_votes_keep_orientation_and_ties():
     ).select_related("task", "assignment__participant")
     by_judge = {s.assignment.participant.label: s for s in subs}
     # expert_1 voted (x, y) model_a; expert_2 voted (y, x) model_b: both chose model-x.
-    assert (by_judge["expert_1"].task.presentation, by_judge["expert_1"].choice) == ("ab", "A")
-    assert (by_judge["expert_2"].task.presentation, by_judge["expert_2"].choice) == ("ba", "B")
+    assert (by_judge["expert_1"].task.arrangement, by_judge["expert_1"].choice) == ("ab", "A")
+    assert (by_judge["expert_2"].task.arrangement, by_judge["expert_2"].choice) == ("ba", "B")
     assert by_judge["expert_1"].chosen_response_id == by_judge["expert_2"].chosen_response_id
     assert by_judge["expert_1"].chosen_response.candidate.key == "model-x"
     assert (by_judge["author_1"].choice, by_judge["author_1"].chosen_response) == ("T", None)

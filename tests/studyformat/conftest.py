@@ -56,7 +56,7 @@ def content(study: Study) -> dict:
                 task.kind,
                 ins_of[task.instruction_id],
                 (key_of[task.pair.response_a_id], key_of[task.pair.response_b_id]) if task.pair else None,
-                task.presentation,
+                task.arrangement,
                 task.cue,
                 [key_of[int(r)] for r in task.response_ids],
                 sub.choice,

@@ -51,7 +51,7 @@ def test_the_sample_lands_where_reports_read_human_work():
     task = Task.objects.get(
         batch__study=study, batch__condition="order", position=0, batch__assignments__participant__label="annotator-1"
     )
-    slot_a = task.pair.response_a if task.presentation == "ab" else task.pair.response_b
+    slot_a = task.pair.response_a if task.arrangement == "ab" else task.pair.response_b
     assert slot_a.candidate.key == first[first["presented_first"]]
     assert study.source_files == {
         name: hashlib.sha256((SAMPLE / name).read_bytes()).hexdigest()
