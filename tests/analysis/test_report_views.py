@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from celery import current_app
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from analysis import enqueue
 from analysis.models import ReportRun
 from analysis.overview import StudyOverview
 from analysis.tasks import build_report_run
@@ -91,6 +93,8 @@ def test_post_queues_one_run_and_never_computes_in_the_request(
     run = ReportRun.objects.get()
     assert (run.status, run.profile, run.result) == ("queued", "mtbench-post", None)
     assert len(callbacks) == 1
+    # The message is sent by the task's name (analysis.enqueue never imports the tasks module).
+    assert current_app.tasks[enqueue.BUILD_REPORT_RUN].name == build_report_run.name
 
 
 def test_polling_stops_when_the_run_is_done(researcher_client, study):
