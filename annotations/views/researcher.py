@@ -9,7 +9,6 @@ import json
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.db.models import Count, Q
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -18,10 +17,10 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from annotations import services
 from annotations.forms import AddRoundForm, GenerateBatchesForm, StudyCreateForm, StudySettingsForm
-from annotations.models import Assignment, Pair, Response, Study
+from annotations.models import Study
 from annotations.services.capacity import study_capacity
+from annotations.services.hub import content_counts, review_counts
 from annotations.services.recruitment import recruitment_links
-from annotations.services.review import flags_of
 from annotations.services.rounds import describe_round
 from cobbler_site.access import Audience, allow
 from cobbler_site.htmx import HtmxHttpRequest
@@ -60,27 +59,12 @@ def study_url(study: Study, section: str = "") -> str:
 
 def _hub_context(request: HtmxHttpRequest, study: Study, **forms: object) -> dict:
     """Everything the hub shows; ``forms`` replaces a section's blank form by a bound, invalid one."""
-    submitted = Assignment.objects.filter(batch__study=study, status=Assignment.Status.SUBMITTED)
-    reviews = submitted.aggregate(
-        total=Count("pk"),
-        pending=Count("pk", filter=Q(review=Assignment.Review.PENDING)),
-        approved=Count("pk", filter=Q(review=Assignment.Review.APPROVED)),
-        rejected=Count("pk", filter=Q(review=Assignment.Review.REJECTED)),
-    )
-    reviews["flagged"] = sum(1 for raw in submitted.values_list("flags", flat=True) if flags_of(raw))
-    content = {
-        "instructions": study.instructions.count(),
-        "candidates": study.candidates.count(),
-        "responses": Response.objects.filter(instruction__study=study).count(),
-        "pairs": Pair.objects.filter(instruction__study=study).count(),
-        "gold_pairs": Pair.objects.filter(instruction__study=study, gold_response__isnull=False).count(),
-    }
     progress = services.batch_progress(study=study)
     capacity = study_capacity(study, planned=planned_places(request))
     return {
         "study": study,
-        "content": content,
-        "reviews": reviews,
+        "content": content_counts(study=study),
+        "reviews": review_counts(study=study),
         "progress": progress,
         "batch_summary": {"total": len(progress), "complete": sum(1 for p in progress if p.complete)},
         "form": forms.get("form") or GenerateBatchesForm(),
