@@ -1,11 +1,9 @@
-"""Researcher pages: the studies dashboard and the report page (htmx, polling the worker's progress)."""
+"""Researcher pages: the studies overview (analysis.overview) and the report page (htmx, polling the worker's progress)."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import cast
 
-from django.db.models import Count, Q
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -13,12 +11,13 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from analysis.exporters import FORMATS, export, report_context
 from analysis.models import ReportRun
+from analysis.overview import studies_overview
 from analysis.profiles import PROFILES
 from analysis.services import staleness, start_report_run
-from annotations.models import Assignment, Study, Submission
+from annotations.forms import StudyCreateForm
+from annotations.models import Study
 from cobbler_site.access import Audience, allow
 from cobbler_site.htmx import HtmxHttpRequest
-from judging.models import JudgeJob
 
 # Only a poll (the element that polls has this id) is told to stop with 286.
 POLLER_ID = "report-body"
@@ -39,46 +38,12 @@ def _profile(request: HtmxHttpRequest) -> str:
 @allow(Audience.RESEARCHER)
 @require_GET
 def dashboard(request: HtmxHttpRequest) -> HttpResponse:
-    studies = list(Study.objects.manageable_by(request.user).order_by("-created_at"))
-    progress: dict[int, list] = defaultdict(list)
-    approved = Q(assignment__review=Assignment.Review.APPROVED)
-    for row in (
-        Submission.objects.filter(task__batch__study__in=studies)
-        .values("task__batch__study_id", "task__condition")
-        .annotate(total=Count("id"), approved=Count("id", filter=approved))
-        .order_by("task__condition")
-    ):
-        progress[row["task__batch__study_id"]].append(row)
-    jobs: dict[int, list] = defaultdict(list)
-    for job in JudgeJob.objects.manageable_by(request.user).select_related("judge").order_by("-created_at")[:500]:
-        jobs[job.study_id].append(job)
-    last_run: dict[int, dict] = {}
-    # .values() keeps the big result/figures JSON out of this query.
-    for run in (
-        ReportRun.objects.filter(study__in=studies)
-        .order_by("-created_at")
-        .values("id", "study_id", "profile", "status", "created_at")
-    ):
-        last_run.setdefault(run["study_id"], run)
-    # The judge leaderboard of each study's latest finished report (only that key of its JSON).
-    boards: dict[int, list] = {}
-    for study_id, board in (
-        ReportRun.objects.filter(study__in=studies, status=ReportRun.Status.DONE)
-        .order_by("-created_at")
-        .values_list("study_id", "result__leaderboard")
-    ):
-        boards.setdefault(study_id, board if isinstance(board, list) else [])
-    rows = [
-        {
-            "study": s,
-            "progress": progress[s.pk],
-            "jobs": jobs[s.pk][:5],
-            "run": last_run.get(s.pk),
-            "leaderboard": boards.get(s.pk) or [],
-        }
-        for s in studies
-    ]
-    return render(request, "analysis/dashboard.html", {"rows": rows})
+    """The studies overview: every study the researcher manages, and a form to create one."""
+    context = {
+        "overview": studies_overview(user=request.user),
+        "form": StudyCreateForm(sources=Study.objects.manageable_by(request.user)),
+    }
+    return render(request, "analysis/dashboard.html", context)
 
 
 def _report_page(request: HtmxHttpRequest, study: Study, profile: str, status: int = 200) -> HttpResponse:

@@ -267,8 +267,9 @@ class Assignment(models.Model):
 
     def record_answer(
         self, *, task: Task, answer: Answer, idempotency_key: str, server_ms: int, client_ms: int | None
-    ) -> Submission:
-        """Store the answer to one task of this assignment and return the stored row.
+    ) -> tuple[Submission, bool]:
+        """Store the answer to one task of this assignment: the stored row, and whether this
+        call stored it (the service then closes the assignment if that was its last task).
 
         Idempotent: the (assignment, task) unique constraint is the claim, so a double
         click, a retried POST or a second tab stores one row; the later calls get the
@@ -279,7 +280,7 @@ class Assignment(models.Model):
             raise ValidationError("This task is not part of your assignment.")
         existing = Submission.objects.filter(assignment=self, task=task).first()
         if existing is not None:
-            return existing
+            return existing, False
         if self.expire_if_stale() or self.status != self.Status.ACTIVE:
             raise LeaseLost(self.status)
         # The client's clock can be paused or forged; the server's span bounds it.
@@ -302,12 +303,12 @@ class Assignment(models.Model):
                 )
         except IntegrityError:
             # A concurrent request (second tab, retried POST) stored it first.
-            return Submission.objects.get(assignment=self, task=task)
-        self.finish_if_complete()
-        return submission
+            return Submission.objects.get(assignment=self, task=task), False
+        return submission, True
 
     def finish_if_complete(self) -> bool:
-        """Close the assignment once every task has an answer. Idempotent."""
+        """Close the assignment once every task has an answer; True if this call closed it (the
+        service then flags the work: annotations.services.answering.close_if_complete). Idempotent."""
         if self.submissions.count() < self.batch.tasks.count():
             return False
         finished = timezone.now()
@@ -318,25 +319,7 @@ class Assignment(models.Model):
             work_seconds=int((finished - self.started_at).total_seconds()),
         )
         self.refresh_from_db(fields=["status", "submitted_at", "work_seconds"])
-        if closed:
-            # Imported late: annotations.quality imports these models. It never raises.
-            from annotations.quality.flags import flag_closed_assignment
-
-            flag_closed_assignment(self)
         return bool(closed)
-
-    def review_as(
-        self, *, decision: str, note: str = "", reason: str = "", change_reason: str = "", reviewer: object = None
-    ) -> None:
-        """Approve or reject submitted work, with when and why, kept in its review history
-        (ReviewDecision.objects.record: changing a decision needs ``change_reason``). Repeating
-        the current decision changes nothing; a rejection frees the batch place. Which reasons a
-        rejection needs is the service's rule (review_assignment)."""
-        from annotations.models.review import ReviewDecision  # that module imports this one
-
-        ReviewDecision.objects.record(
-            assignment=self, decision=decision, reason=reason, note=note, change_reason=change_reason, reviewer=reviewer
-        )
 
 
 class Submission(models.Model):

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from annotations import answers
 from annotations.models import Assignment, Submission, Task
+from annotations.quality.flags import flag_closed_assignment
 
 
 def submit_task(
@@ -45,13 +46,25 @@ def submit_task(
         answer = answers.parse_choice(choice, slots=task.slot_response_ids(), allow_tie=study.allow_ties)
     answer = replace(answer, rationale=answers.parse_rationale(rationale, mode=study.rationale))
     key = answers.idempotency_key(assignment_id=assignment.pk, task_id=task.pk, nonce=nonce)
-    return assignment.record_answer(
+    submission, stored = assignment.record_answer(
         task=task,
         answer=answer,
         idempotency_key=key,
         server_ms=server_ms,
         client_ms=answers.parse_client_ms(client_ms),
     )
+    if stored:
+        close_if_complete(assignment=assignment)
+    return submission
+
+
+def close_if_complete(*, assignment: Assignment) -> bool:
+    """Close the assignment once every task has an answer, and flag it with its batch-mates if
+    this call closed it (flags never fail a worker's submit). True if this call closed it."""
+    closed = assignment.finish_if_complete()
+    if closed:
+        flag_closed_assignment(assignment)
+    return closed
 
 
 def answered_by_another_page(*, submission: Submission, token: str) -> bool:

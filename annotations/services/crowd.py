@@ -22,7 +22,12 @@ from annotations.models.qualification import ITEMS_SHOWN
 from annotations.pseudonyms import pseudonymise
 
 # Answering lives in its own module; re-exported because callers import it from here.
-from annotations.services.answering import answered_by_another_page, shown_order, submit_task  # noqa: F401
+from annotations.services.answering import (  # noqa: F401
+    answered_by_another_page,
+    close_if_complete,
+    shown_order,
+    submit_task,
+)
 from annotations.services.capacity import free_expired_leases, offered_batches, with_live_places
 from annotations.services.lease_caps import ClientNetwork, LeaseCapReached, check_lease_caps, lock_network
 from annotations.vocabulary import CrowdChoice
@@ -424,7 +429,7 @@ def next_step(
         task = first_open_task(assignment)
         if task is not None:
             return Step("task", assignment, task)
-        assignment.finish_if_complete()
+        close_if_complete(assignment=assignment)
     if assignment.status != Assignment.Status.SUBMITTED:
         return Step("timed_out", assignment)
     if surveys.awaiting(participant.study, assignment) == "post":

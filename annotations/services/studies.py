@@ -21,6 +21,7 @@ from annotations.models import (
     Pair,
     RejectReason,
     Response,
+    ReviewDecision,
     Study,
     Submission,
 )
@@ -215,7 +216,14 @@ def review_assignment(
     check_decision(decision=decision, reason=reason, note=note)
     if decision != Assignment.Review.REJECTED:
         reason = ""
-    assignment.review_as(decision=decision, note=note, reason=reason, change_reason=change_reason, reviewer=reviewer)
+    ReviewDecision.objects.record(
+        assignment=assignment,
+        decision=decision,
+        reason=reason,
+        note=note,
+        change_reason=change_reason,
+        reviewer=reviewer,
+    )
     return assignment
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -35,6 +35,7 @@ from annotations.simulation.behaviour import (
     qualification_choices,
     rank_answers,
 )
+from annotations.simulation.sittings import Sitting
 from annotations.vocabulary import CrowdChoice
 
 CROWD_SIZE = 48
@@ -43,15 +44,6 @@ CARELESS = 4
 # default 1). 48 people x 3 covers the demo's 117 places (39 batches x overlap 3) with room
 # to spare; careless workers stop after one batch, like drive-by participants.
 BATCHES_PER_WORKER = 3
-
-
-@dataclass
-class Sitting:
-    """One batch a simulated worker answered in this run, in the order the tasks were answered."""
-
-    worker: SimWorker
-    assignment: Assignment
-    submissions: list[tuple[int, bool]] = field(default_factory=list)  # (submission id, is ranking)
 
 
 @dataclass(frozen=True)

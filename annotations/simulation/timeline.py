@@ -12,15 +12,12 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 from django.utils import timezone
 
 from annotations.models import Assignment, Participant, Submission
 from annotations.simulation.behaviour import task_seconds
-
-if TYPE_CHECKING:
-    from annotations.simulation.crowd import Sitting
+from annotations.simulation.sittings import Sitting
 
 # Arrivals spread over the days before the seeding, as a study left open over a weekend.
 ARRIVAL_WINDOW = timedelta(hours=40)

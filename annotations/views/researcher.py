@@ -1,6 +1,7 @@
-"""Researcher pages (staff only): the studies list and the study hub (content, settings, batches and
-progress, review summary, recruitment links, judge jobs, reports), batch generation and export.
-Reviewing work is annotations.views.review."""
+"""Researcher pages (staff only): creating a study, the study hub (content, settings, batches and
+progress, review summary, recruitment links), batch generation and export. The studies overview
+(judge jobs and reports beside the crowd's progress) is analysis:dashboard; reviewing work is
+annotations.views.review."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import json
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.db.models import Count, Q
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -17,10 +17,10 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from annotations import services
 from annotations.forms import AddRoundForm, GenerateBatchesForm, StudyCreateForm, StudySettingsForm
-from annotations.models import Assignment, Pair, Response, Study
+from annotations.models import Study
 from annotations.services.capacity import study_capacity
+from annotations.services.hub import content_counts, review_counts
 from annotations.services.recruitment import recruitment_links
-from annotations.services.review import flags_of
 from annotations.services.rounds import describe_round
 from cobbler_site.access import Audience, allow
 from cobbler_site.htmx import HtmxHttpRequest
@@ -36,8 +36,12 @@ def _get_study_for_user(request: HtmxHttpRequest, slug: str) -> Study:
 @allow(Audience.RESEARCHER)
 @require_http_methods(["GET", "POST"])
 def studies(request: HtmxHttpRequest) -> HttpResponse:
-    form = StudyCreateForm(request.POST or None, sources=Study.objects.manageable_by(request.user))
-    if request.method == "POST" and form.is_valid():
+    """Create a study. The list of studies is the studies overview (analysis:dashboard), which
+    shows what only the upper apps know (judge jobs, reports); a GET here goes there."""
+    if request.method == "GET":
+        return redirect("analysis:dashboard")
+    form = StudyCreateForm(request.POST, sources=Study.objects.manageable_by(request.user))
+    if form.is_valid():
         try:
             study = services.create_study(created_by=request.user, **form.service_kwargs())
         except ValidationError as e:
@@ -45,9 +49,8 @@ def studies(request: HtmxHttpRequest) -> HttpResponse:
         else:
             url = study_url(study)
             return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
-    template = "annotations/researcher/studies.html" + ("#study-form" if request.htmx else "")
-    context = {"studies": Study.objects.manageable_by(request.user).order_by("-created_at"), "form": form}
-    return render(request, template, context, status=422 if form.errors else 200)
+    template = "annotations/researcher/_study_form.html" if request.htmx else "annotations/researcher/study_new.html"
+    return render(request, template, {"form": form}, status=422)
 
 
 def study_url(study: Study, section: str = "") -> str:
@@ -56,27 +59,12 @@ def study_url(study: Study, section: str = "") -> str:
 
 def _hub_context(request: HtmxHttpRequest, study: Study, **forms: object) -> dict:
     """Everything the hub shows; ``forms`` replaces a section's blank form by a bound, invalid one."""
-    submitted = Assignment.objects.filter(batch__study=study, status=Assignment.Status.SUBMITTED)
-    reviews = submitted.aggregate(
-        total=Count("pk"),
-        pending=Count("pk", filter=Q(review=Assignment.Review.PENDING)),
-        approved=Count("pk", filter=Q(review=Assignment.Review.APPROVED)),
-        rejected=Count("pk", filter=Q(review=Assignment.Review.REJECTED)),
-    )
-    reviews["flagged"] = sum(1 for raw in submitted.values_list("flags", flat=True) if flags_of(raw))
-    content = {
-        "instructions": study.instructions.count(),
-        "candidates": study.candidates.count(),
-        "responses": Response.objects.filter(instruction__study=study).count(),
-        "pairs": Pair.objects.filter(instruction__study=study).count(),
-        "gold_pairs": Pair.objects.filter(instruction__study=study, gold_response__isnull=False).count(),
-    }
     progress = services.batch_progress(study=study)
     capacity = study_capacity(study, planned=planned_places(request))
     return {
         "study": study,
-        "content": content,
-        "reviews": reviews,
+        "content": content_counts(study=study),
+        "reviews": review_counts(study=study),
         "progress": progress,
         "batch_summary": {"total": len(progress), "complete": sum(1 for p in progress if p.complete)},
         "form": forms.get("form") or GenerateBatchesForm(),
@@ -85,10 +73,8 @@ def _hub_context(request: HtmxHttpRequest, study: Study, **forms: object) -> dic
         "round_form": forms.get("round_form") or _blank_round_form(study),
         "settings_form": forms.get("settings_form") or StudySettingsForm(instance=study),
         "links": recruitment_links(study=study, request=request),
-        # Related managers keep annotations free of imports from judging and analysis
-        # (dependencies point analysis -> judging -> annotations).
-        "judge_jobs": study.judge_jobs.manageable_by(request.user).select_related("judge").order_by("-created_at")[:20],
-        "report_runs": study.report_runs.order_by("-created_at").values("profile", "status", "created_at")[:5],
+        # The study's judge jobs and reports are on the studies overview (analysis.overview):
+        # annotations knows nothing of judging and analysis, not even through related managers.
     }
 
 

@@ -10,6 +10,9 @@ written around the validators still cannot use an ungranted key:
   in the admin) is the server operator's, who set the variable in the first place;
 - a superuser owner may use any variable;
 - any other owner only a variable granted to them or to one of their groups.
+
+A variable's name must carry ``JUDGE_KEY_ENV_PREFIX`` (``validate_api_key_env``), for a grant
+and a model alike.
 """
 
 from __future__ import annotations
@@ -18,12 +21,24 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import Group
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
 from judging.key_refusal import KeyNotGranted, refusal_message
 
-__all__ = ("KeyGrant", "KeyNotGranted", "check_key_use", "may_use_key")
+__all__ = ("KeyGrant", "KeyNotGranted", "check_key_use", "may_use_key", "validate_api_key_env")
+
+
+def validate_api_key_env(value: str) -> None:
+    """A judge may only read variables named with JUDGE_KEY_ENV_PREFIX (never PATH, DATABASE_URL...)."""
+    prefix = settings.JUDGE_KEY_ENV_PREFIX
+    if value and (not value.startswith(prefix) or value == prefix):
+        raise ValidationError(
+            f"The key variable must start with {prefix} (e.g. {prefix}OPENAI); "
+            "or leave it blank and type the key, which is stored encrypted.",
+            code="api_key_env_prefix",
+        )
 
 
 class KeyGrant(models.Model):
@@ -41,8 +56,6 @@ class KeyGrant(models.Model):
         return self.variable
 
     def clean(self) -> None:
-        from judging.models.judges import validate_api_key_env  # the prefix rule lives with the model
-
         validate_api_key_env(self.variable)
 
 

@@ -13,20 +13,9 @@ from django.db.models import Q
 from django.views.decorators.debug import sensitive_variables
 
 from judging import crypto, endpoints, generation_params, vocabulary
-from judging.models.grants import KeyNotGranted, check_key_use
+from judging.models.grants import KeyNotGranted, check_key_use, validate_api_key_env
 from judging.models.templates import PromptTemplate
 from judging.prompts import templates
-
-
-def validate_api_key_env(value: str) -> None:
-    """A judge may only read variables named with JUDGE_KEY_ENV_PREFIX (never PATH, DATABASE_URL...)."""
-    prefix = settings.JUDGE_KEY_ENV_PREFIX
-    if value and (not value.startswith(prefix) or value == prefix):
-        raise ValidationError(
-            f"The key variable must start with {prefix} (e.g. {prefix}OPENAI); "
-            "or leave it blank and type the key, which is stored encrypted.",
-            code="api_key_env_prefix",
-        )
 
 
 def validate_base_url(value: str) -> None:

@@ -11,15 +11,16 @@ with their insertion points for the bias conditions; ``available_versions`` leav
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from annotations.vocabulary import Condition
+
+# prompt_hash is imported from here by the runner, the simulator and generation jobs.
+from judging.prompts.rendered import RenderedPrompt, prompt_hash  # noqa: F401
+from judging.prompts.templates import content_hash, is_builtin
 
 PROMPTS_DIR = Path(__file__).resolve().parent
 DEFAULT_VERSION = "v1"
@@ -30,15 +31,11 @@ NAMED_CONDITIONS = frozenset({Condition.COMPASSION})
 def available_versions() -> list[str]:
     """The CoBBLEr prompt versions (the files here that name no verdict format; those that do
     are the built-in templates of other benchmarks, ``judging.prompts.templates``)."""
-    from judging.prompts.templates import is_builtin
-
     return sorted(p.stem for p in PROMPTS_DIR.glob("*.json") if not is_builtin(p.stem))
 
 
 def version_hash(version: str) -> str:
     """sha256 of a CoBBLEr prompt version's content (as ``Template.hash`` for the templates)."""
-    from judging.prompts.templates import content_hash
-
     return content_hash(load_template(version))
 
 
@@ -49,30 +46,6 @@ def load_template(version: str) -> dict[str, Any]:
     if version not in available_versions():
         raise ValueError(f"unknown prompt version {version!r}; have {', '.join(available_versions())}")
     return json.loads(path.read_text())
-
-
-def prompt_hash(messages: list[dict[str, str]]) -> str:
-    """sha256 of the canonical JSON of the messages; the simulator counts calls by it."""
-    canonical = json.dumps(messages, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-@dataclass
-class RenderedPrompt:
-    messages: list[dict[str, str]]
-    # What an answer must name: ("System Star", "System Square") or ("Model a", "Model b").
-    answer_labels: tuple[str, str]
-    # Builds the prompt pieces a completion-style judge may echo (the paper parser deletes
-    # them); lazy, because only the paper parser needs them.
-    _echo: Callable[[], list[str]] = field(default=list, repr=False)
-
-    @cached_property
-    def hash(self) -> str:
-        return prompt_hash(self.messages)
-
-    @cached_property
-    def echo_strings(self) -> list[str]:
-        return self._echo()
 
 
 def _cue_sentence(t: dict[str, Any], condition: str, cue: dict[str, Any]) -> str:

@@ -39,6 +39,7 @@ from typing import Any
 
 from annotations.vocabulary import Condition
 from judging import verdicts
+from judging.prompts.rendered import RenderedPrompt
 from judging.vocabulary import VerdictFormat
 
 PROMPTS_DIR = Path(__file__).resolve().parent
@@ -277,9 +278,7 @@ def render_template(
     first_text: str,
     second_text: str,
     cue: Mapping[str, Any] | None = None,
-) -> Any:  # judging.prompts.RenderedPrompt (imported late: the package imports this module lazily)
-    from judging.prompts import RenderedPrompt
-
+) -> RenderedPrompt:
     values = dict.fromkeys((*OPTIONAL, *INSERTION_POINTS), "")
     values.update(_insertion(t, condition, cue or {}))
     if reference and t.hosts("reference"):

@@ -13,7 +13,7 @@ from analysis.profiles import DEFAULT, PROFILES, get_profile
 from analysis.sections import bias
 from analysis.services import compose_report, study_counts
 from annotations import services
-from annotations.models import Assignment, Submission, Task
+from annotations.models import Assignment, ReviewDecision, Submission, Task
 from tests.annotations.conftest import build_study
 from tests.annotations.quality_kit import always_a, careful, new_worker, set_gold, work
 
@@ -30,7 +30,7 @@ def study():
     services.generate_batches(study=study, condition="order", seed=12, pairs_per_batch=5)
     for code, strategy, seconds in (("careful-1", careful, 20), ("careful-2", careful, 20), ("sloppy", always_a, 0)):
         assignment = work(new_worker(study, code), strategy, seconds=seconds)
-        assignment.review_as(decision=Assignment.Review.APPROVED)
+        ReviewDecision.objects.record(assignment=assignment, decision=Assignment.Review.APPROVED)
     return study
 
 

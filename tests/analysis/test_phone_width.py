@@ -32,7 +32,6 @@ SHOTS = ARTIFACTS / "screenshots"
 MUST_VISIT = (
     "analysis:dashboard",
     "analysis:report",
-    "annotations:studies",
     "annotations:study",
     "annotations:review-list",
     "annotations:study_import",

@@ -21,7 +21,7 @@ from analysis.services import start_report_run
 from analysis.summary import describe_work
 from analysis.tasks import build_report_run
 from annotations import services
-from annotations.models import Assignment, Pair, Participant, Study, Submission
+from annotations.models import Assignment, Pair, Participant, ReviewDecision, Study, Submission
 from judging.models import Judge, JudgeJob, Judgment
 from tests.annotations.conftest import build_study
 
@@ -161,7 +161,7 @@ def test_the_data_version_moves_with_answers_reviews_and_judgments(study, resear
     assert "Newer data since this report was computed (2 new answers / 1 review" not in page
     assert "Newer data since this report was computed (2 new answers / 0 reviews / 0 judgments): recompute." in page
 
-    Assignment.objects.get(participant__label="bob").review_as(decision="approved")
+    ReviewDecision.objects.record(assignment=Assignment.objects.get(participant__label="bob"), decision="approved")
     versions.append(data_version(study))
     assert "(2 new answers / 1 review / 0 judgments)" in _page(researcher_client, study)
 

@@ -5,13 +5,20 @@ from __future__ import annotations
 import json
 
 import pytest
+from celery import current_app
 from django.contrib.auth import get_user_model
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from analysis import enqueue
 from analysis.models import ReportRun
+from analysis.overview import StudyOverview
 from analysis.tasks import build_report_run
+from judging.models import Judge, JudgeJob
 from tests.analysis.test_length_builders import WORKED_ANSWERS, WORKED_VERDICTS, WORKED_VOTES, mtbench_study
+from tests.annotations.conftest import build_study
 
 pytestmark = pytest.mark.django_db
 
@@ -39,6 +46,30 @@ def test_dashboard_shows_progress_jobs_and_last_report(researcher_client, study,
     assert "gpt-4" in body and "completed" in body and "done" in body
 
 
+def test_the_overview_is_one_plain_structure_read_in_a_fixed_number_of_queries(
+    researcher_client, researcher, study, django_assert_num_queries
+):
+    _done_run(study)
+    url = reverse("analysis:dashboard")
+    with CaptureQueriesContext(connection) as one_study:
+        researcher_client.get(url)
+    for n in range(3):  # more studies, each with a judge job and a report: not one query more
+        other = build_study(f"more-{n}", created_by=researcher)
+        judge = Judge.objects.create(name=f"more-{n}", kind=Judge.Kind.BASELINE, baseline="longer", owner=researcher)
+        JudgeJob.objects.create(study=other, judge=judge, conditions=["order"], created_by=researcher)
+        ReportRun.objects.create(study=other, profile="default", created_by=researcher)
+    with django_assert_num_queries(len(one_study)):
+        response = researcher_client.get(url)
+    rows = response.context["overview"]
+    assert all(isinstance(row, StudyOverview) for row in rows)
+    assert [row.study.slug for row in rows] == ["more-2", "more-1", "more-0", "views"]  # newest first
+    views = rows[-1]
+    assert views.last_run is not None and views.last_run.status == ReportRun.Status.DONE and views.leaderboard
+    assert [(p.condition, p.submissions, p.approved) for p in views.progress] == [("plain", 11, 11)]
+    assert [job.judge for job in rows[0].jobs] == ["more-2"] and rows[0].last_run.status == ReportRun.Status.QUEUED
+    assert rows[0].leaderboard == []  # no finished report yet
+
+
 def test_it_requires_staff(client, study):
     url = reverse("analysis:report", args=["views"])
     assert client.get(url).status_code == 302
@@ -62,6 +93,8 @@ def test_post_queues_one_run_and_never_computes_in_the_request(
     run = ReportRun.objects.get()
     assert (run.status, run.profile, run.result) == ("queued", "mtbench-post", None)
     assert len(callbacks) == 1
+    # The message is sent by the task's name (analysis.enqueue never imports the tasks module).
+    assert current_app.tasks[enqueue.BUILD_REPORT_RUN].name == build_report_run.name
 
 
 def test_polling_stops_when_the_run_is_done(researcher_client, study):

@@ -8,7 +8,7 @@ from django.db import connection, connections
 from django.utils import timezone
 
 from annotations import services
-from annotations.models import Assignment, Participant
+from annotations.models import Assignment, Participant, ReviewDecision
 from annotations.tasks import expire_stale_leases
 from tests.annotations.conftest import build_study
 
@@ -61,7 +61,7 @@ def test_a_rejected_worker_frees_the_place(db):
     Assignment.objects.filter(pk=held.pk).update(status=Assignment.Status.SUBMITTED)
     assert services.claim_batch(participant=second, session_hash="") is None
     held.refresh_from_db()
-    held.review_as(decision="rejected", note="empty answers")
+    ReviewDecision.objects.record(assignment=held, decision="rejected", note="empty answers")
     assert services.claim_batch(participant=second, session_hash="") is not None
 
 

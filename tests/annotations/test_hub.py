@@ -1,5 +1,6 @@
 """The study hub: one page per study linking content, settings, batches, review, recruitment,
-judge jobs and reports; the settings form; links to the hub from the dashboard and job pages."""
+and its judge jobs and reports on the studies overview; the settings form; links to the hub from
+the overview and the job pages."""
 
 from __future__ import annotations
 
@@ -34,11 +35,11 @@ def _hub(client, study: Study) -> str:
 def test_the_hub_links_every_part_of_the_study(researcher_client, hub_study):
     html = _hub(researcher_client, hub_study)
     job = JudgeJob.objects.get(study=hub_study)
-    for section in ("content", "settings", "batches", "review", "recruitment", "judge-jobs", "reports"):
+    for section in ("content", "settings", "batches", "review", "recruitment", "judges-and-reports"):
         assert f'href="#{section}"' in html and f'id="{section}"' in html
     for url in (
         reverse("annotations:review-list", args=[hub_study.slug]),
-        reverse("judging:job", args=[job.pk]),
+        reverse("analysis:dashboard") + f"#study-{hub_study.slug}",
         reverse("analysis:report", args=[hub_study.slug]),
         reverse("annotations:export", args=[hub_study.slug, "csv"]),
         reverse("annotations:study_import"),
@@ -48,7 +49,11 @@ def test_the_hub_links_every_part_of_the_study(researcher_client, hub_study):
     assert "{{%PROLIFIC_PID%}}" in html and "http://testserver/s/hub/start" in html  # the recruitment box
     n_pairs = Pair.objects.filter(instruction__study=hub_study).count()
     assert f'<dd id="count-pairs">{n_pairs}</dd>' in html and '<dd id="count-instructions">2</dd>' in html
-    assert "hub-longer" in html and "default: <span" in html
+    # Its judge jobs and reports are on the studies overview, in the study's own card.
+    overview = researcher_client.get(reverse("analysis:dashboard")).content.decode()
+    card = overview[overview.index(f'id="study-{hub_study.slug}"') :]
+    assert f'href="{reverse("judging:job", args=[job.pk])}"' in card
+    assert "hub-longer" in card and "default: <span" in card
 
 
 def test_the_settings_form_saves_and_refuses_bad_json_changing_nothing(researcher_client, hub_study):
@@ -98,17 +103,21 @@ def test_it_checks_ownership(client, other_researcher, hub_study):
     )
     hub_study.refresh_from_db()
     assert hub_study.rationale == "off"
-    assert "hub" not in [s.slug for s in client.get(reverse("annotations:studies")).context["studies"]]
+    overview = client.get(reverse("analysis:dashboard"))
+    assert "hub" not in [row.study.slug for row in overview.context["overview"]]
+    assert "hub-longer" not in overview.content.decode()
 
 
-def test_the_dashboard_and_the_job_pages_link_to_the_hub(researcher_client, hub_study):
+def test_the_overview_and_the_job_pages_link_to_the_hub(researcher_client, hub_study):
     hub = reverse("annotations:study", args=[hub_study.slug])
     job = JudgeJob.objects.get(study=hub_study)
-    assert f'href="{hub}"' in researcher_client.get(reverse("analysis:dashboard")).content.decode()
+    overview = researcher_client.get(reverse("analysis:dashboard")).content.decode()
+    assert f'href="{hub}"' in overview and reverse("annotations:review-list", args=[hub_study.slug]) in overview
     assert f'href="{hub}"' in researcher_client.get(reverse("judging:job", args=[job.pk])).content.decode()
     assert f'href="{hub}"' in researcher_client.get(reverse("judging:jobs")).content.decode()
-    studies = researcher_client.get(reverse("annotations:studies")).content.decode()
-    assert f'href="{hub}"' in studies and reverse("annotations:review-list", args=[hub_study.slug]) in studies
+    # The studies list it replaced still answers, with the overview.
+    retired = researcher_client.get(reverse("annotations:studies"))
+    assert retired.status_code == 302 and retired["Location"] == reverse("analysis:dashboard")
 
 
 def test_a_failed_generate_without_htmx_shows_the_whole_hub(researcher_client, hub_study):

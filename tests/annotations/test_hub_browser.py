@@ -29,7 +29,7 @@ def test_create_a_study_and_its_batches_from_the_browser(live_server, browser, r
     page = browser.new_page(viewport={"width": 1280, "height": 860})
     login(page, base, "alice", "alice-password")
     page.click("nav >> text=Studies")
-    page.wait_for_url("**/crowd/studies/")
+    page.wait_for_url("**/dashboard/")
     page.fill("#id_name", "Browser study")
     page.fill("#id_slug", "browser-study")
     page.select_option("#id_from_study", "source")

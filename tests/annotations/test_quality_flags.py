@@ -11,6 +11,7 @@ from django.core.management import CommandError, call_command
 from annotations import services
 from annotations.models import Assignment, Submission, Task
 from annotations.quality import flag_assignment, flags, reflag_batch, reflag_study
+from annotations.services.answering import close_if_complete
 from tests.annotations.conftest import build_study, current_task_url
 from tests.annotations.helpers import form_fields
 from tests.annotations.quality_kit import always_a, careful, codes, contrarian, new_worker, set_gold, work
@@ -169,7 +170,7 @@ def test_an_untouched_ranking_is_flagged():
             time_on_task_ms=30_000,
             idempotency_key=f"k{n}",
         )
-    assert assignment.finish_if_complete()
+    assert close_if_complete(assignment=assignment)
     assignment.refresh_from_db()
     assert codes(assignment) == {"untouched_ranking"} and flag_of(assignment, "untouched_ranking")["value"] == "1 of 2"
 
@@ -188,7 +189,7 @@ def test_rankings_left_in_the_shown_order_are_straight_lining():
             time_on_task_ms=30_000,
             idempotency_key=f"r{n}",
         )
-    assert assignment.finish_if_complete()
+    assert close_if_complete(assignment=assignment)
     assignment.refresh_from_db()
     assert assignment.flags[0]["label"] == "Left 3 of 3 rankings in the order shown"
 
@@ -209,7 +210,7 @@ def test_flags_are_computed_once_per_close_not_per_answer(order_study, django_as
     participant = new_worker(order_study, "counted")
     assignment = work(participant, careful, seconds=20)
     stamp = assignment.flags_computed_at
-    assert not assignment.finish_if_complete()  # already closed: nothing recomputed
+    assert not close_if_complete(assignment=assignment)  # already closed: nothing recomputed
     assignment.refresh_from_db()
     assert assignment.flags_computed_at == stamp
     # Loading it, its answers, the other raters' answers, the update: no query per task or rater.

@@ -101,8 +101,10 @@ def test_create_a_study_from_another(researcher_client, researcher, db):
     copy = Study.objects.get(slug="copy")
     assert copy.created_by == researcher and copy.bandwagon_percent == 80
     assert copy.instructions.count() == 2 and sum(i.responses.count() for i in copy.instructions.all()) == 8
-    dup = researcher_client.post(
-        reverse("annotations:studies"),
-        {"name": "x", "slug": "copy", "overlap": 3, "bandwagon_percent": 80, "lease_minutes": 60},
-    )
-    assert dup.status_code == 422
+    taken = {"name": "x", "slug": "copy", "overlap": 3, "bandwagon_percent": 80, "lease_minutes": 60}
+    dup = researcher_client.post(reverse("annotations:studies"), taken)
+    # Without htmx the form comes back on a page of its own; with htmx, alone, in place.
+    assert dup.status_code == 422 and b"<html" in dup.content and b'id="study-form"' in dup.content
+    again = researcher_client.post(reverse("annotations:studies"), taken, headers={"HX-Request": "true"})
+    assert again.status_code == 422 and again.content.decode().lstrip().startswith('<form id="study-form"')
+    assert Study.objects.filter(slug="copy").count() == 1

@@ -76,8 +76,7 @@ def test_every_researcher_page_has_no_serious_axe_violation(live_server, browser
     check("login")
     login(page, base, "alice", "alice-password")
     for name, url in (
-        ("dashboard", reverse("analysis:dashboard")),
-        ("studies", reverse("annotations:studies")),
+        ("studies", reverse("analysis:dashboard")),
         ("study hub", reverse("annotations:study", args=[study.slug])),
         ("review", reverse("annotations:review-list", args=[study.slug])),
         ("review, flagged only", reverse("annotations:review-list", args=[study.slug]) + "?flag=any&state=pending"),

@@ -56,7 +56,7 @@ def test_no_crowd_researcher_page_scrolls_sideways_on_a_phone(live_server, brows
     page = browser.new_page(viewport={"width": 390, "height": 844})
     login(page, live_server.url, "alice", "alice-password")
     for url in (
-        reverse("annotations:studies"),
+        reverse("analysis:dashboard"),
         reverse("annotations:study", args=[study.slug]),
         reverse("annotations:review-list", args=[study.slug]),
     ):

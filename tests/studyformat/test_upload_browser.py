@@ -34,11 +34,11 @@ def test_upload_preview_and_confirm_in_the_browser(live_server, browser, researc
     (bad / "votes.jsonl").write_text("".join(json.dumps(v) + "\n" for v in votes))
 
     page = browser.new_page(viewport={"width": 1100, "height": 900})
-    page.goto(f"{live_server.url}/accounts/login/?next=/crowd/studies/")
+    page.goto(f"{live_server.url}/accounts/login/?next=/dashboard/")
     page.fill("input[name=username]", "alice")
     page.fill("input[name=password]", "alice-password")
     page.click("button[type=submit], input[type=submit]")
-    page.wait_for_url("**/crowd/studies/")
+    page.wait_for_url("**/dashboard/")
     page.click("#import-study-link")
     page.wait_for_url("**/crowd/import/")
 

@@ -18,7 +18,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from judging.models import KeyGrant
-from judging.models.judges import validate_api_key_env
+from judging.models.grants import validate_api_key_env
 
 
 class Command(BaseCommand):
