@@ -34,7 +34,8 @@ from annotations.importers.base import (
     stable_key,
     upsert,
 )
-from annotations.importers.generic import RankingRow, StudyPlan, VoteRow, read_study
+from annotations.importers.generic import read_study
+from annotations.importers.generic_plan import RankingRow, StudyPlan, VoteRow
 from annotations.importers.generic_settings import apply_extras
 from annotations.importers.human_work import (
     AssignmentRow,
@@ -89,8 +90,7 @@ def import_study(*, root: Path, slug: str, name: str = "", created_by=None) -> I
     by_condition = ", ".join(f"{c} {n}" for c, n in plan.votes_by_condition().items())
     if by_condition:
         report.details.append(f"votes by condition: {by_condition}")
-    for extension in extensions():
-        report.extension_lines += [f"{name}: {n}" for name, n in extension.counts(plan).items()]
+    report.extension_lines += [f"{name}: {n}" for name, n in plan.extension_counts.items()]
     report.details += report.extension_lines
     return report
 

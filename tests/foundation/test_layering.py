@@ -124,11 +124,6 @@ if TYPE_CHECKING:
 KNOWN_CYCLES = (
     {"annotations.models", "annotations.models.crowd", "annotations.models.review"}
     | {"annotations.quality.flags", "annotations.quality.rules"},
-    {
-        "annotations.importers.generic",
-        "annotations.importers.generic_settings",
-        "annotations.importers.study_extensions",
-    },
     {"annotations.simulation.crowd", "annotations.simulation.timeline"},
     {"judging.prompts", "judging.prompts.templates"},
     {"judging.models.grants", "judging.models.judges"},
