@@ -15,7 +15,7 @@ What happens to a row that is already stored is the importer's choice (``OnConfl
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -41,7 +41,8 @@ class OnConflict(enum.Enum):
     UPDATE = "update"  # the stored row takes the new values (CoBBLEr: a re-import corrects them)
 
 
-# The columns an UPDATE rewrites: every column the rows below set, apart from the natural keys.
+# The columns an UPDATE rewrites: every column the rows below set, apart from the natural keys
+# (a task's or answer's columns of the other kind, pairwise or ranking, are rewritten to their defaults).
 UPDATE_FIELDS: dict[type[models.Model], tuple[str, ...]] = {
     Batch: ("label",),
     Task: (
@@ -146,8 +147,9 @@ def write_human_work(*, study: Study, work: HumanWork, on_conflict: OnConflict, 
     """Write ``work`` into ``study`` (inside the caller's transaction).
 
     A participant already stored keeps its label (that of the study or run that first
-    imported it) unless ``relabel``. Rows may refer to batches, tasks, participants and
-    assignments stored by an earlier import as well as to those in ``work``.
+    imported it) unless ``relabel``. Every worker and batch a row names must be in ``work``;
+    a submission's task may also be one an earlier import stored (MT-Bench adds a judge's new
+    tasks after the stored ones and answers both).
     """
     hashes = {row.worker: worker_hash(work.platform, row.worker) for row in work.workers}
     _write(
@@ -264,12 +266,13 @@ def _ids(rows: models.QuerySet, *key: str) -> dict[tuple, int]:
 
 def _write(
     model: type[models.Model],
-    objs: Any,
+    objs: Iterable[models.Model],
     *,
     unique_fields: Sequence[str],
     update_fields: Sequence[str],
     on_conflict: OnConflict,
 ) -> None:
+    """One bulk INSERT per BATCH_SIZE rows, ``on_conflict`` deciding what a clash does."""
     if on_conflict is OnConflict.FAIL:
         model._default_manager.bulk_create(list(objs), batch_size=BATCH_SIZE)
     else:
