@@ -14,18 +14,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from annotations.importers.base import (
-    BadInput,
-    csv_where,
-    parse_mturk_time,
-    read_csv,
-    read_json,
-    stable_key,
-    upsert,
-)
+from annotations.importers.base import BadInput, csv_where, parse_mturk_time, read_csv, read_json, stable_key
 from annotations.importers.cobbler_content import RESPONDING_KEYS, CobblerContent
-from annotations.models import Assignment, Batch, Condition, Participant, Submission, Task
-from annotations.pseudonyms import pseudonymise
+from annotations.importers.human_work import (
+    AssignmentRow,
+    BatchRow,
+    HumanWork,
+    OnConflict,
+    SubmissionRow,
+    TaskRow,
+    WorkerRow,
+    worker_hash,
+    write_human_work,
+)
+from annotations.models import Assignment, Condition, Participant, Task
 from annotations.vocabulary import CrowdChoice
 from cobbler_site import text_safety
 
@@ -174,112 +176,54 @@ def _read_rows(content: CobblerContent, folder: str, k: int) -> list[Row]:
 
 def _write_study(content: CobblerContent, condition: str, batches: list[tuple[list[TaskSpec], list[Row]]]) -> None:
     study = content.study
-    upsert(
-        Batch,
-        (
-            Batch(
-                study=study,
-                condition=condition,
-                index=k,
-                label=f"{condition} {k + 1}: instruction {specs[0].instruction_index}",
-            )
-            for k, (specs, _rows) in enumerate(batches)
-        ),
-        unique_fields=("study", "condition", "index"),
-        update_fields=("label",),
-    )
-    batch_ids = dict(study.batches.filter(condition=condition).values_list("index", "pk"))
-    upsert(
-        Task,
-        (
-            Task(
-                batch_id=batch_ids[k],
-                position=pos,
-                kind=Task.Kind.PAIRWISE,
-                condition=condition,
-                instruction_id=content.instruction_ids[spec.instruction_index],
+    work = HumanWork(platform=Participant.Platform.MTURK)
+    # A worker seen in an earlier study keeps that study's label (OnConflict leaves participants be).
+    workers = list(dict.fromkeys(row.worker for _specs, rows in batches for row in rows))
+    work.workers = [WorkerRow(worker, f"{condition}-w{n}") for n, worker in enumerate(workers, 1)]
+    hashes = {worker: worker_hash(work.platform, worker) for worker in workers}
+    for k, (specs, rows) in enumerate(batches):
+        batch = (condition, k)
+        work.batches.append(BatchRow(condition, k, f"{condition} {k + 1}: instruction {specs[0].instruction_index}"))
+        work.tasks += [
+            TaskRow(
+                batch,
+                pos,
+                Task.Kind.PAIRWISE,
+                content.instruction_ids[spec.instruction_index],
                 pair_id=spec.pair_id,
                 arrangement=Task.Arrangement.AB if spec.a_is_canonical else Task.Arrangement.BA,
                 cue=spec.cue,
                 pair_index=spec.pair_index,
             )
-            for k, (specs, _rows) in enumerate(batches)
             for pos, spec in enumerate(specs)
-        ),
-        unique_fields=("batch", "position"),
-        update_fields=("instruction", "pair", "arrangement", "cue", "pair_index", "kind", "condition"),
-    )
-    task_ids = {
-        (b, pos): pk
-        for pk, b, pos in Task.objects.filter(batch__in=batch_ids.values()).values_list("pk", "batch_id", "position")
-    }
-
-    workers = list(dict.fromkeys(row.worker for _specs, rows in batches for row in rows))
-    hashes = {w: pseudonymise(Participant.Platform.MTURK, w) for w in workers}
-    # ignore_conflicts: a worker seen in an earlier study keeps that study's label.
-    upsert(
-        Participant,
-        (
-            Participant(
-                study=study, platform=Participant.Platform.MTURK, external_hash=hashes[w], label=f"{condition}-w{n}"
-            )
-            for n, w in enumerate(workers, 1)
-        ),
-        unique_fields=("study", "platform", "external_hash"),
-    )
-    participant_ids = dict(
-        study.participants.filter(external_hash__in=hashes.values()).values_list("external_hash", "pk")
-    )
-    upsert(
-        Assignment,
-        (
-            Assignment(
-                batch_id=batch_ids[k],
-                participant_id=participant_ids[hashes[row.worker]],
-                status=Assignment.Status.SUBMITTED,
-                review=Assignment.Review.APPROVED if row.approved else Assignment.Review.REJECTED,
-                review_note="" if row.approved else "rejected on MTurk: empty or incomplete submission",
-                external_session_hash=pseudonymise("mturk-session", row.assignment_id),
-                submitted_at=row.submitted_at,
-                work_seconds=row.work_seconds,
-            )
-            for k, (_specs, rows) in enumerate(batches)
-            for row in rows
-        ),
-        unique_fields=("batch", "participant"),
-        update_fields=("status", "review", "review_note", "external_session_hash", "submitted_at", "work_seconds"),
-    )
-    assignment_ids = {
-        (b, p): pk
-        for pk, b, p in Assignment.objects.filter(batch__in=batch_ids.values()).values_list(
-            "pk", "batch_id", "participant_id"
-        )
-    }
-
-    submissions = []
-    for k, (specs, rows) in enumerate(batches):
+        ]
         for row in rows:
-            assignment = assignment_ids[(batch_ids[k], participant_ids[hashes[row.worker]])]
+            work.assignments.append(
+                AssignmentRow(
+                    batch,
+                    row.worker,
+                    review=Assignment.Review.APPROVED if row.approved else Assignment.Review.REJECTED,
+                    review_note="" if row.approved else "rejected on MTurk: empty or incomplete submission",
+                    session=row.assignment_id,
+                    submitted_at=row.submitted_at,
+                    work_seconds=row.work_seconds,
+                )
+            )
             for pos, slot in sorted(row.answers.items()):
                 spec = specs[pos]
                 chosen_key = spec.slot_keys[0 if slot == CrowdChoice.A else 1]
-                submissions.append(
-                    Submission(
-                        assignment_id=assignment,
-                        task_id=task_ids[(batch_ids[k], pos)],
+                work.submissions.append(
+                    SubmissionRow(
+                        batch,
+                        row.worker,
+                        pos,
+                        stable_key("cobbler", study.slug, condition, hashes[row.worker], k, pos),
+                        display_order=[content.response_ids[(spec.instruction_index, key)] for key in spec.slot_keys],
                         choice=slot,
                         chosen_response_id=content.response_ids[(spec.instruction_index, chosen_key)],
-                        display_order=[content.response_ids[(spec.instruction_index, key)] for key in spec.slot_keys],
-                        source=Submission.Source.IMPORT,
-                        idempotency_key=stable_key("cobbler", study.slug, condition, hashes[row.worker], k, pos),
                     )
                 )
-    upsert(
-        Submission,
-        submissions,
-        unique_fields=("idempotency_key",),
-        update_fields=("choice", "chosen_response", "display_order"),
-    )
+    write_human_work(study=study, work=work, on_conflict=OnConflict.UPDATE)
 
 
 def import_bias_studies(*, content: CobblerContent) -> None:

@@ -15,18 +15,20 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from annotations.importers.base import (
-    BadInput,
-    csv_where,
-    parse_mturk_time,
-    read_csv,
-    read_json,
-    stable_key,
-    upsert,
-)
+from annotations.importers.base import BadInput, csv_where, parse_mturk_time, read_csv, read_json, stable_key
 from annotations.importers.cobbler_content import CANONICAL_KEYS, CobblerContent
-from annotations.models import Assignment, Batch, Condition, Participant, Submission, Task
-from annotations.pseudonyms import pseudonymise
+from annotations.importers.human_work import (
+    AssignmentRow,
+    BatchRow,
+    HumanWork,
+    OnConflict,
+    SubmissionRow,
+    TaskRow,
+    WorkerRow,
+    worker_hash,
+    write_human_work,
+)
+from annotations.models import Assignment, Condition, Participant, Task
 from cobbler_site import text_safety
 
 AMT = Path("human/batches/AMT")
@@ -177,109 +179,54 @@ def import_ranking_study(*, content: CobblerContent) -> None:
     data = RankingData(sittings=_read_sittings(content))
     data.annotators = _match_annotators(content, _rankings(data.sittings, letters))
 
-    upsert(
-        Batch,
-        (
-            Batch(study=study, condition=Condition.RANKING, index=i, label=label)
-            for i, (label, _s, _n) in enumerate(ROUNDS)
-        ),
-        unique_fields=("study", "condition", "index"),
-        update_fields=("label",),
-    )
-    batch_ids = dict(study.batches.filter(condition=Condition.RANKING).values_list("index", "pk"))
+    work = HumanWork(platform=Participant.Platform.MTURK)
+    work.batches = [BatchRow(Condition.RANKING, i, label) for i, (label, _s, _n) in enumerate(ROUNDS)]
     canonical = {i: [content.response_ids[(i, key)] for key in CANONICAL_KEYS] for i in content.instruction_ids}
-    upsert(
-        Task,
-        (
-            Task(
-                batch_id=batch_ids[r],
-                position=index - start,
-                kind=Task.Kind.RANKING,
-                condition=Condition.RANKING,
-                instruction_id=content.instruction_ids[index],
-                response_ids=canonical[index],
-                show_threshold_bar=True,
-            )
-            for r, (_label, start, size) in enumerate(ROUNDS)
-            for index in range(start, start + size)
-        ),
-        unique_fields=("batch", "position"),
-        update_fields=("instruction", "response_ids", "show_threshold_bar"),
-    )
-    task_ids = {
-        (batch, pos): pk
-        for pk, batch, pos in Task.objects.filter(batch__in=batch_ids.values()).values_list(
-            "pk", "batch_id", "position"
+    work.tasks = [
+        TaskRow(
+            (Condition.RANKING, r),
+            index - start,
+            Task.Kind.RANKING,
+            content.instruction_ids[index],
+            response_ids=canonical[index],
+            show_threshold_bar=True,
         )
-    }
+        for r, (_label, start, size) in enumerate(ROUNDS)
+        for index in range(start, start + size)
+    ]
 
-    hashes = {s.worker: pseudonymise(Participant.Platform.MTURK, s.worker) for s in data.sittings}
     labels = {worker: f"annotator-{k}" for k, worker in enumerate(data.annotators)}
     others = [w for w in dict.fromkeys(s.worker for s in data.sittings) if w not in labels]
     labels.update({worker: f"ranking-w{n}" for n, worker in enumerate(others, 1)})
-    # ignore_conflicts: a participant keeps the label of the study that first imported them.
-    upsert(
-        Participant,
-        (
-            Participant(study=study, platform=Participant.Platform.MTURK, external_hash=hashes[w], label=labels[w])
-            for w in labels
-        ),
-        unique_fields=("study", "platform", "external_hash"),
-    )
-    participant_ids = dict(
-        study.participants.filter(platform=Participant.Platform.MTURK).values_list("external_hash", "pk")
-    )
+    # A participant keeps the label of the study that first imported them (OnConflict leaves participants be).
+    work.workers = [WorkerRow(worker, label) for worker, label in labels.items()]
+    hashes = {worker: worker_hash(work.platform, worker) for worker in labels}
 
-    assignments = []
     for s in data.sittings:
+        batch = (Condition.RANKING, s.round_index)
         review, note = _review(data, s)
-        assignments.append(
-            Assignment(
-                batch_id=batch_ids[s.round_index],
-                participant_id=participant_ids[hashes[s.worker]],
-                status=Assignment.Status.SUBMITTED,
+        work.assignments.append(
+            AssignmentRow(
+                batch,
+                s.worker,
                 review=review,
                 review_note=note,
-                external_session_hash=pseudonymise("mturk-session", s.assignment_id),
+                session=s.assignment_id,
                 submitted_at=s.submitted_at,
                 work_seconds=s.work_seconds,
             )
         )
-    upsert(
-        Assignment,
-        assignments,
-        unique_fields=("batch", "participant"),
-        update_fields=("status", "review", "review_note", "external_session_hash", "submitted_at", "work_seconds"),
-    )
-    assignment_ids = {
-        (b, p): pk
-        for pk, b, p in Assignment.objects.filter(batch__in=batch_ids.values()).values_list(
-            "pk", "batch_id", "participant_id"
-        )
-    }
-
-    submissions = []
-    for s in data.sittings:
         start = ROUNDS[s.round_index][1]
-        assignment = assignment_ids[(batch_ids[s.round_index], participant_ids[hashes[s.worker]])]
         for index, order in sorted(s.methods.items()):
-            ranked = [content.response_ids[(index, letters[index][e])] for e in order if e != BAR]
-            submissions.append(
-                Submission(
-                    assignment_id=assignment,
-                    task_id=task_ids[(batch_ids[s.round_index], index - start)],
-                    ranking=ranked,
-                    bar_position=order.index(BAR),
+            work.submissions.append(
+                SubmissionRow(
+                    batch,
+                    s.worker,
+                    index - start,
+                    stable_key("cobbler", study.slug, "ranking", hashes[s.worker], s.round_index, index - start),
                     display_order=canonical[index],
-                    source=Submission.Source.IMPORT,
-                    idempotency_key=stable_key(
-                        "cobbler", study.slug, "ranking", hashes[s.worker], s.round_index, index - start
-                    ),
+                    ranking=[content.response_ids[(index, letters[index][e])] for e in order if e != BAR],
+                    bar_position=order.index(BAR),
                 )
             )
-    upsert(
-        Submission,
-        submissions,
-        unique_fields=("idempotency_key",),
-        update_fields=("ranking", "bar_position", "display_order"),
-    )
+    write_human_work(study=study, work=work, on_conflict=OnConflict.UPDATE)

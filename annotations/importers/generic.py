@@ -4,8 +4,9 @@ Four JSONL files, each line checked against its schema in
 ``annotations/schemas/study.schema.json`` (jsonschema), then the rules a schema cannot
 say: ids unique, every reference known, a ranking a permutation of the instruction's
 models. Errors are collected across all files, past a line that is not JSON too (up to
-``MAX_ERRORS``, then only counted), so the browser preview can list them row by row; the
-command raises the first as a one-line ``BadInput`` saying how many more there are.
+``generic_plan.MAX_ERRORS``, then only counted), so the browser preview can list them row
+by row; the command raises the first as a one-line ``BadInput`` saying how many more there
+are. The plan and the rules several files share are in ``annotations.importers.generic_plan``;
 ``annotations.importers.generic_write`` applies a plan without errors.
 """
 
@@ -14,9 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from functools import cache, lru_cache
-from itertools import combinations
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,17 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 
 from annotations.importers.base import BadInput, BadLine, scan_json_lines
-from annotations.importers.generic_settings import EXTRA_FILES, GoldRow, check_gold, check_settings
+from annotations.importers.generic_plan import (
+    InstructionRow,
+    RankingRow,
+    ResponseRow,
+    StudyPlan,
+    VoteRow,
+    checked_pair,
+    id_key,
+    known_models,
+)
+from annotations.importers.generic_settings import EXTRA_FILES, check_gold, check_settings
 from annotations.importers.study_extensions import extension_files, extensions
 from annotations.vocabulary import Condition
 
@@ -36,137 +45,6 @@ FILES = {
     "votes.jsonl": ("vote", False),
     "rankings.jsonl": ("ranking", False),
 }
-MAX_ERRORS = 50
-
-
-@dataclass(frozen=True)
-class Problem:
-    where: str  # "votes.jsonl:17", or a file name for file-level problems
-    problem: str
-
-    def __str__(self) -> str:
-        return f"{self.where}: {self.problem}"
-
-
-@dataclass(frozen=True)
-class InstructionRow:
-    where: str
-    id: str
-    text: str
-    reference: str
-    category: str
-
-
-@dataclass(frozen=True)
-class ResponseRow:
-    where: str
-    instruction_id: str
-    model: str
-    text: str
-
-
-@dataclass(frozen=True)
-class VoteRow:
-    where: str
-    instruction_id: str
-    model_a: str
-    model_b: str
-    winner: str  # model_a | model_b | tie
-    annotator: str
-    condition: str
-    presented_first: str  # model_a | model_b
-    cued: str  # model_a | model_b, or "" outside bandwagon/attentional
-
-    @property
-    def first_model(self) -> str:
-        """The model whose answer was shown first (slot A)."""
-        return self.model_a if self.presented_first == "model_a" else self.model_b
-
-    @property
-    def second_model(self) -> str:
-        return self.model_b if self.presented_first == "model_a" else self.model_a
-
-
-@dataclass(frozen=True)
-class RankingRow:
-    where: str
-    instruction_id: str
-    annotator: str
-    ranking: tuple[str, ...]
-    acceptable_count: int | None
-
-
-@dataclass
-class StudyPlan:
-    """Everything an import would write, in file order, or the problems that stop it."""
-
-    instructions: list[InstructionRow] = field(default_factory=list)
-    responses: list[ResponseRow] = field(default_factory=list)
-    votes: list[VoteRow] = field(default_factory=list)
-    rankings: list[RankingRow] = field(default_factory=list)
-    # settings.jsonl's line, checked and filled with defaults; None when the file is absent.
-    settings: dict | None = None
-    gold: list[GoldRow] = field(default_factory=list)
-    # What registered extensions checked (annotations.importers.study_extensions), by their own key.
-    extensions: dict[str, Any] = field(default_factory=dict)
-    digests: dict[str, str] = field(default_factory=dict)  # file name -> sha256
-    lines: dict[str, int] = field(default_factory=dict)  # file name -> rows read
-    problems: list[Problem] = field(default_factory=list)
-    more_problems: int = 0  # problems found beyond MAX_ERRORS
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-    def problem(self, where: str, text: str) -> None:
-        if len(self.problems) < MAX_ERRORS:
-            self.problems.append(Problem(where, " ".join(text.split())[:400]))
-        else:
-            self.more_problems += 1
-
-    def raise_first(self) -> None:
-        """The command's contract: one line, the first problem (and how many others)."""
-        if self.problems:
-            first = self.problems[0]
-            others = len(self.problems) - 1 + self.more_problems
-            raise BadInput(first.where, first.problem + (f" (and {others} more problem(s))" if others else ""))
-
-    def models(self) -> list[str]:
-        """Model names in canonical order: first appearance, instructions in file order."""
-        order = {row.id: n for n, row in enumerate(self.instructions)}
-        rows = sorted(self.responses, key=lambda r: order.get(r.instruction_id, len(order)))
-        return list(dict.fromkeys(row.model for row in rows))
-
-    def models_of(self) -> dict[str, list[str]]:
-        """instruction id -> its models in canonical order."""
-        rank = {m: n for n, m in enumerate(self.models())}
-        out: dict[str, list[str]] = {row.id: [] for row in self.instructions}
-        for row in self.responses:
-            out.setdefault(row.instruction_id, []).append(row.model)
-        return {key: sorted(models, key=rank.__getitem__) for key, models in out.items()}
-
-    def annotators(self) -> list[str]:
-        """Raw annotator ids in order of first appearance (votes, then rankings); never stored."""
-        return list(dict.fromkeys([v.annotator for v in self.votes] + [r.annotator for r in self.rankings]))
-
-    def counts(self) -> dict[str, int]:
-        """What the import would create (the preview's table)."""
-        pairs = sum(len(list(combinations(models, 2))) for models in self.models_of().values())
-        return {
-            "instructions": len(self.instructions),
-            "models": len(self.models()),
-            "responses": len(self.responses),
-            "pairs": pairs,
-            "votes": len(self.votes),
-            "rankings": len(self.rankings),
-            "annotators": len(self.annotators()),
-        } | {name: n for ext in extensions() for name, n in ext.counts(self).items()}
-
-    def votes_by_condition(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for vote in self.votes:
-            out[vote.condition] = out.get(vote.condition, 0) + 1
-        return dict(sorted(out.items()))
 
 
 @lru_cache(maxsize=1)
@@ -236,10 +114,6 @@ def schema_problems(definition: str, value: Any) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _key(value: Any) -> str:
-    return str(value)
-
-
 def _lines(path: Path, name: str, plan: StudyPlan) -> Iterator[tuple[str, Any]]:
     """The file's JSON lines; a line that is not JSON or too long is a problem, and reading goes on
     (the preview lists every bad line, the command counts them). Only an unreadable file stops it."""
@@ -300,6 +174,7 @@ def read_study(root: Path) -> StudyPlan:
     check_gold(raw.get("gold.jsonl", []), plan, answered)
     for extension in extensions():
         extension.check({name: raw.get(name, []) for name in extension.files}, plan)
+        plan.extension_counts |= extension.counts(plan)
     if "instructions.jsonl" in plan.digests and not plan.instructions and plan.ok:
         plan.problem("instructions.jsonl", "no instructions")
     return plan
@@ -308,7 +183,7 @@ def read_study(root: Path) -> StudyPlan:
 def _instructions(rows: list[tuple[str, dict]], plan: StudyPlan) -> None:
     first: dict[str, str] = {}
     for where, value in rows:
-        key = _key(value["id"])
+        key = id_key(value["id"])
         if key in first:
             plan.problem(where, f"duplicate id {key!r} (first at {first[key]})")
             continue
@@ -322,7 +197,7 @@ def _responses(rows: list[tuple[str, dict]], plan: StudyPlan) -> None:
     known = {row.id for row in plan.instructions}
     first: dict[tuple[str, str], str] = {}
     for where, value in rows:
-        key = (_key(value["instruction_id"]), value["model"])
+        key = (id_key(value["instruction_id"]), value["model"])
         if key[0] not in known:
             plan.problem(where, f"unknown instruction_id {key[0]!r} (not in instructions.jsonl)")
         elif key in first:
@@ -332,34 +207,6 @@ def _responses(rows: list[tuple[str, dict]], plan: StudyPlan) -> None:
         else:
             first[key] = where
             plan.responses.append(ResponseRow(where, key[0], key[1], value["text"]))
-
-
-def _known_models(
-    plan: StudyPlan, answered: dict[str, list[str]], where: str, instruction: str, models: list[str]
-) -> bool:
-    """Whether the instruction is known and each model answered it (a problem otherwise)."""
-    if instruction not in answered:
-        plan.problem(where, f"unknown instruction_id {instruction!r} (not in instructions.jsonl)")
-        return False
-    missing = [m for m in models if m not in answered[instruction]]
-    if missing:
-        plan.problem(where, f"model {missing[0]!r} has no response to instruction {instruction!r} in responses.jsonl")
-        return False
-    return True
-
-
-def checked_pair(
-    plan: StudyPlan, answered: dict[str, list[str]], where: str, value: dict
-) -> tuple[str, str, str] | None:
-    """(instruction id, model_a, model_b) of a line naming a pair (votes, gold, judgments), or None
-    with a problem when the models are the same or did not both answer the instruction."""
-    instruction, model_a, model_b = _key(value["instruction_id"]), value["model_a"], value["model_b"]
-    if model_a == model_b:
-        plan.problem(where, "model_a and model_b are the same model")
-        return None
-    if not _known_models(plan, answered, where, instruction, [model_a, model_b]):
-        return None
-    return instruction, model_a, model_b
 
 
 def _votes(rows: list[tuple[str, dict]], plan: StudyPlan, answered: dict[str, list[str]]) -> None:
@@ -399,8 +246,8 @@ def _votes(rows: list[tuple[str, dict]], plan: StudyPlan, answered: dict[str, li
 def _rankings(rows: list[tuple[str, dict]], plan: StudyPlan, answered: dict[str, list[str]]) -> None:
     first: dict[tuple[str, str], str] = {}
     for where, value in rows:
-        instruction, ranking = _key(value["instruction_id"]), tuple(value["ranking"])
-        if not _known_models(plan, answered, where, instruction, list(ranking)):
+        instruction, ranking = id_key(value["instruction_id"]), tuple(value["ranking"])
+        if not known_models(plan, answered, where, instruction, list(ranking)):
             continue
         models = answered[instruction]
         if len(ranking) != len(models):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from annotations.importers.generic import StudyPlan, VoteRow
+from annotations.importers.generic_plan import StudyPlan, VoteRow
 from annotations.importers.generic_write import PSEUDONYM
 from annotations.importers.study_extensions import extensions
 

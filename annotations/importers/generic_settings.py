@@ -7,17 +7,17 @@ import's transaction, and written back by annotations.exporters, so the round tr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from django.core.exceptions import ValidationError
 
+from annotations.importers.generic_plan import GoldRow, checked_pair
 from annotations.models import Pair, Study
 from annotations.quality.rules import validate_rules
 from annotations.surveys import validate_surveys
 
 if TYPE_CHECKING:
-    from annotations.importers.generic import StudyPlan
+    from annotations.importers.generic_plan import StudyPlan
 
 # file name -> (schema $defs entry, required); optional, so the upload page's four files still suffice.
 EXTRA_FILES = {
@@ -33,19 +33,6 @@ SETTINGS_DEFAULTS = {
     "quality_rules": {},
 }
 MAX_RATE = 0.5
-
-
-@dataclass(frozen=True)
-class GoldRow:
-    where: str
-    instruction_id: str
-    model_a: str
-    model_b: str
-    gold: str  # model_a | model_b
-
-    @property
-    def gold_model(self) -> str:
-        return self.model_a if self.gold == "model_a" else self.model_b
 
 
 def check_settings(rows: list[tuple[str, dict]], plan: StudyPlan) -> None:
@@ -70,8 +57,6 @@ def check_settings(rows: list[tuple[str, dict]], plan: StudyPlan) -> None:
 
 def check_gold(rows: list[tuple[str, dict]], plan: StudyPlan, answered: dict[str, list[str]]) -> None:
     """Each line names a pair of two models that answered its instruction, once."""
-    from annotations.importers.generic import checked_pair  # a cycle otherwise: generic calls us
-
     first: dict[tuple[str, frozenset[str]], str] = {}
     for where, value in rows:
         pair = checked_pair(plan, answered, where, value)

@@ -34,23 +34,22 @@ from annotations.importers.base import (
     stable_key,
     upsert,
 )
-from annotations.importers.generic import StudyPlan, read_study
+from annotations.importers.generic import read_study
+from annotations.importers.generic_plan import RankingRow, StudyPlan, VoteRow
 from annotations.importers.generic_settings import apply_extras
-from annotations.importers.study_extensions import extensions
-from annotations.models import (
-    Assignment,
-    Batch,
-    Candidate,
-    Condition,
-    Instruction,
-    Pair,
-    Participant,
-    Response,
-    Study,
-    Submission,
-    Task,
+from annotations.importers.human_work import (
+    AssignmentRow,
+    BatchKey,
+    BatchRow,
+    HumanWork,
+    OnConflict,
+    SubmissionRow,
+    TaskRow,
+    WorkerRow,
+    write_human_work,
 )
-from annotations.pseudonyms import pseudonymise
+from annotations.importers.study_extensions import extensions
+from annotations.models import Candidate, Condition, Instruction, Pair, Participant, Response, Study, Task
 from annotations.vocabulary import CROWD_CUED, CrowdChoice
 
 IMPORT_LABEL = "import: "  # batches this importer owns (and replaces on a re-import)
@@ -91,8 +90,7 @@ def import_study(*, root: Path, slug: str, name: str = "", created_by=None) -> I
     by_condition = ", ".join(f"{c} {n}" for c, n in plan.votes_by_condition().items())
     if by_condition:
         report.details.append(f"votes by condition: {by_condition}")
-    for extension in extensions():
-        report.extension_lines += [f"{name}: {n}" for name, n in extension.counts(plan).items()]
+    report.extension_lines += [f"{name}: {n}" for name, n in plan.extension_counts.items()]
     report.details += report.extension_lines
     return report
 
@@ -251,29 +249,12 @@ def _human_work(
     annotators = plan.annotators()
     if not annotators:
         return
-    hashes = {a: pseudonymise(Participant.Platform.CODE, a) for a in annotators}
     labels = {a: f"{PSEUDONYM}{n}" for n, a in enumerate(annotators, 1)}
-    upsert(
-        Participant,
-        (
-            Participant(
-                study=study,
-                platform=Participant.Platform.CODE,
-                external_hash=hashes[a],
-                label=labels[a],
-                qualified=True,
-            )
-            for a in annotators
-        ),
-        unique_fields=("study", "platform", "external_hash"),
-        update_fields=("label",),
-    )
-    participant_ids = dict(
-        study.participants.filter(external_hash__in=hashes.values()).values_list("external_hash", "pk")
-    )
+    work = HumanWork(platform=Participant.Platform.CODE)
+    work.workers = [WorkerRow(a, labels[a], qualified=True) for a in annotators]
 
     # Batches in order of first appearance (votes, then rankings): their pk order is the export's order.
-    groups: dict[tuple[str, str], list] = {}
+    groups: dict[tuple[str, str], list[VoteRow | RankingRow]] = {}
     for vote in plan.votes:
         groups.setdefault((vote.annotator, vote.condition), []).append(vote)
     for ranking in plan.rankings:
@@ -281,96 +262,82 @@ def _human_work(
     next_index: dict[str, int] = {}
     for condition, index in study.batches.values_list("condition", "index"):
         next_index[condition] = max(next_index.get(condition, 0), index + 1)
-    batches = []
-    for annotator, condition in groups:
+    models_of = plan.models_of()
+    for (annotator, condition), rows in groups.items():
         index = next_index.get(condition, 0)
         next_index[condition] = index + 1
-        batches.append(
-            Batch(
-                study=study,
-                condition=condition,
-                index=index,
-                overlap=1,
-                label=f"{IMPORT_LABEL}{labels[annotator]} {condition}",
-            )
-        )
-    batches = Batch.objects.bulk_create(batches)
-    batch_of = dict(zip(groups, batches, strict=True))
-
-    tasks, answers, models_of = [], [], plan.models_of()
-    for (annotator, condition), rows in groups.items():
-        batch = batch_of[(annotator, condition)]
+        label = f"{IMPORT_LABEL}{labels[annotator]} {condition}"
+        work.batches.append(BatchRow(condition, index, label, overlap=1))
+        work.assignments.append(AssignmentRow((condition, index), annotator))
         for position, row in enumerate(rows):
-            instruction = instruction_ids[row.instruction_id]
-            if condition == Condition.RANKING:
+            batch, key = (condition, index), stable_key("generic", study.slug, label, position)
+            if isinstance(row, RankingRow):
                 canonical = [response_ids[(row.instruction_id, m)] for m in models_of[row.instruction_id]]
-                tasks.append(
-                    Task(
-                        batch=batch,
-                        position=position,
-                        kind=Task.Kind.RANKING,
-                        condition=condition,
-                        instruction_id=instruction,
+                work.tasks.append(
+                    TaskRow(
+                        batch,
+                        position,
+                        Task.Kind.RANKING,
+                        instruction_ids[row.instruction_id],
                         response_ids=canonical,
                         show_threshold_bar=row.acceptable_count is not None,
                     )
                 )
-                answers.append(
-                    {
-                        "ranking": [response_ids[(row.instruction_id, m)] for m in row.ranking],
-                        "bar_position": row.acceptable_count,
-                        "display_order": canonical,
-                    }
+                work.submissions.append(
+                    SubmissionRow(
+                        batch,
+                        annotator,
+                        position,
+                        key,
+                        display_order=canonical,
+                        ranking=[response_ids[(row.instruction_id, m)] for m in row.ranking],
+                        bar_position=row.acceptable_count,
+                    )
                 )
-                continue
-            slot_a, slot_b = (response_ids[(row.instruction_id, m)] for m in (row.first_model, row.second_model))
-            pair = pair_ids.get((slot_a, slot_b)) or pair_ids[(slot_b, slot_a)]
-            arrangement = Task.Arrangement.AB if (slot_a, slot_b) in pair_ids else Task.Arrangement.BA
-            cue = {}
-            if condition in CROWD_CUED:
-                cue = {"cue_slot": CrowdChoice.A if getattr(row, row.cued) == row.first_model else CrowdChoice.B}
-            tasks.append(
-                Task(
-                    batch=batch,
-                    position=position,
-                    kind=Task.Kind.PAIRWISE,
-                    condition=condition,
-                    instruction_id=instruction,
-                    pair_id=pair,
-                    arrangement=arrangement,
-                    cue=cue,
-                )
-            )
-            choice = (
-                CrowdChoice.TIE
-                if row.winner == "tie"
-                else (CrowdChoice.A if getattr(row, row.winner) == row.first_model else CrowdChoice.B)
-            )
-            answers.append(
-                {
-                    "choice": choice,
-                    "chosen_response_id": {CrowdChoice.A: slot_a, CrowdChoice.B: slot_b}.get(choice),
-                    "display_order": [slot_a, slot_b],
-                }
-            )
-    tasks = Task.objects.bulk_create(tasks)
-    assignments = Assignment.objects.bulk_create(
-        Assignment(
-            batch=batch,
-            participant_id=participant_ids[hashes[annotator]],
-            status=Assignment.Status.SUBMITTED,
-            review=Assignment.Review.APPROVED,
-        )
-        for (annotator, _condition), batch in batch_of.items()
+            else:
+                task, answer = _vote_rows(row, batch, position, key, instruction_ids, response_ids, pair_ids)
+                work.tasks.append(task)
+                work.submissions.append(answer)
+    # The batches were deleted above, so every row is new; a clash is a concurrent import (IntegrityError).
+    write_human_work(study=study, work=work, on_conflict=OnConflict.FAIL, relabel=True)
+
+
+def _vote_rows(
+    vote: VoteRow,
+    batch: BatchKey,
+    position: int,
+    key: str,
+    instruction_ids: dict[str, int],
+    response_ids: dict[tuple[str, str], int],
+    pair_ids: dict[tuple[int, int], int],
+) -> tuple[TaskRow, SubmissionRow]:
+    """A vote's pairwise task (slot A: the model shown first) and its answer."""
+    slot_a, slot_b = (response_ids[(vote.instruction_id, m)] for m in (vote.first_model, vote.second_model))
+    pair = pair_ids.get((slot_a, slot_b)) or pair_ids[(slot_b, slot_a)]
+    cue = {}
+    if vote.condition in CROWD_CUED:
+        cue = {"cue_slot": CrowdChoice.A if getattr(vote, vote.cued) == vote.first_model else CrowdChoice.B}
+    task = TaskRow(
+        batch,
+        position,
+        Task.Kind.PAIRWISE,
+        instruction_ids[vote.instruction_id],
+        pair_id=pair,
+        arrangement=Task.Arrangement.AB if (slot_a, slot_b) in pair_ids else Task.Arrangement.BA,
+        cue=cue,
     )
-    assignment_of = {a.batch_id: a.pk for a in assignments}
-    Submission.objects.bulk_create(
-        Submission(
-            assignment_id=assignment_of[task.batch_id],
-            task=task,
-            source=Submission.Source.IMPORT,
-            idempotency_key=stable_key("generic", study.slug, task.batch.label, task.position),
-            **answer,
-        )
-        for task, answer in zip(tasks, answers, strict=True)
+    choice = (
+        CrowdChoice.TIE
+        if vote.winner == "tie"
+        else (CrowdChoice.A if getattr(vote, vote.winner) == vote.first_model else CrowdChoice.B)
     )
+    answer = SubmissionRow(
+        batch,
+        vote.annotator,
+        position,
+        key,
+        display_order=[slot_a, slot_b],
+        choice=choice,
+        chosen_response_id={CrowdChoice.A: slot_a, CrowdChoice.B: slot_b}.get(choice),
+    )
+    return task, answer

@@ -20,20 +20,18 @@ from pathlib import Path
 from typing import Any
 
 from annotations.importers.base import BadInput, check_slug, read_json_lines, stable_key, upsert
-from annotations.models import (
-    Assignment,
-    Batch,
-    Candidate,
-    Condition,
-    Instruction,
-    Pair,
-    Participant,
-    Response,
-    Study,
-    Submission,
-    Task,
+from annotations.importers.human_work import (
+    AssignmentRow,
+    BatchRow,
+    HumanWork,
+    OnConflict,
+    SubmissionRow,
+    TaskRow,
+    WorkerRow,
+    worker_hash,
+    write_human_work,
 )
-from annotations.pseudonyms import pseudonymise
+from annotations.models import Candidate, Condition, Instruction, Pair, Participant, Response, Study, Task
 from annotations.vocabulary import Arrangement, CrowdChoice
 from cobbler_site import text_safety
 
@@ -268,105 +266,78 @@ def import_mtbench_votes(*, content: MtContent, rows: list[MtRow]) -> None:
     humans = [row for row in rows if not row.is_machine]
     if not humans:
         return
+    work = HumanWork(platform=Participant.Platform.CODE)
     judges = sorted({row.judge for row in humans})
-    hashes = {j: pseudonymise(Participant.Platform.CODE, j) for j in judges}
-    existing = dict(study.batches.filter(condition=Condition.PLAIN).values_list("label", "index"))
-    next_index = max(existing.values(), default=-1) + 1
+    hashes = {judge: worker_hash(work.platform, judge) for judge in judges}
+    # A judge's batch is found by its label; a new judge gets the next free index.
+    index_of = dict(study.batches.filter(condition=Condition.PLAIN).values_list("label", "index"))
+    next_index = max(index_of.values(), default=-1) + 1
     for judge in judges:
-        if judge not in existing:
-            existing[judge], next_index = next_index, next_index + 1
-    upsert(
-        Batch,
-        (Batch(study=study, condition=Condition.PLAIN, index=existing[j], label=j) for j in judges),
-        unique_fields=("study", "condition", "index"),
-    )
-    batch_ids = dict(study.batches.filter(condition=Condition.PLAIN).values_list("label", "pk"))
-    upsert(
-        Participant,
-        (
-            Participant(study=study, platform=Participant.Platform.CODE, external_hash=hashes[j], label=j)
-            for j in judges
-        ),
-        unique_fields=("study", "platform", "external_hash"),
-    )
-    participant_ids = dict(
-        study.participants.filter(external_hash__in=hashes.values()).values_list("external_hash", "pk")
-    )
-    upsert(
-        Assignment,
-        (
-            Assignment(
-                batch_id=batch_ids[j],
-                participant_id=participant_ids[hashes[j]],
-                status=Assignment.Status.SUBMITTED,
-                review=Assignment.Review.APPROVED,
-            )
-            for j in judges
-        ),
-        unique_fields=("batch", "participant"),
-    )
-    assignment_ids = {
-        b: pk for pk, b in Assignment.objects.filter(batch__in=batch_ids.values()).values_list("pk", "batch_id")
-    }
-    task_ids = _upsert_vote_tasks(content, humans, batch_ids)
+        if judge not in index_of:
+            index_of[judge], next_index = next_index, next_index + 1
+    work.workers = [WorkerRow(judge, judge) for judge in judges]
+    work.batches = [BatchRow(Condition.PLAIN, index_of[judge], judge) for judge in judges]
+    work.assignments = [AssignmentRow((Condition.PLAIN, index_of[judge]), judge) for judge in judges]
+    position_of = _vote_tasks(content, humans, index_of, work)
 
-    submissions: dict[str, Submission] = {}
+    submitted: dict[str, str] = {}  # idempotency key -> choice
     duplicates = conflicting = 0
     for row in humans:
         pair_id, a_first = content.pair_of(row)
         key = stable_key("mtbench", study.slug, hashes[row.judge], row.question_id, row.turn, row.model_a, row.model_b)
         choice = HUMAN_CHOICE[row.winner]
-        if key in submissions:
+        if key in submitted:
             duplicates += 1
-            conflicting += submissions[key].choice != choice
+            conflicting += submitted[key] != choice
             continue
+        submitted[key] = choice
+        batch = (Condition.PLAIN, index_of[row.judge])
         slots = [content.response_ids[(row.question_id, row.turn, m)] for m in (row.model_a, row.model_b)]
-        submissions[key] = Submission(
-            assignment_id=assignment_ids[batch_ids[row.judge]],
-            task_id=task_ids[(batch_ids[row.judge], pair_id, Arrangement.AB if a_first else Arrangement.BA)],
-            choice=choice,
-            chosen_response_id={CrowdChoice.A: slots[0], CrowdChoice.B: slots[1]}.get(choice),
-            display_order=slots,
-            source=Submission.Source.IMPORT,
-            idempotency_key=key,
+        work.submissions.append(
+            SubmissionRow(
+                batch,
+                row.judge,
+                position_of[(batch[1], pair_id, Arrangement.AB if a_first else Arrangement.BA)],
+                key,
+                display_order=slots,
+                choice=choice,
+                chosen_response_id={CrowdChoice.A: slots[0], CrowdChoice.B: slots[1]}.get(choice),
+            )
         )
     if duplicates:
         content.notes.append(f"skipped {duplicates} repeated human vote row(s) ({conflicting} with another winner)")
-    upsert(Submission, submissions.values(), unique_fields=("idempotency_key",))
+    # KEEP: what is stored stays, so the first vote stored for a key wins across imports too.
+    write_human_work(study=study, work=work, on_conflict=OnConflict.KEEP)
 
 
-def _upsert_vote_tasks(content: MtContent, humans: list[MtRow], batch_ids: dict[str, int]) -> dict:
-    """(batch pk, pair pk, arrangement) -> task pk; new tasks go after a batch's existing ones."""
-    existing = Task.objects.filter(batch__in=batch_ids.values()).values_list(
-        "batch_id", "pair_id", "arrangement", "position"
-    )
-    known = {(b, p, pres) for b, p, pres, _pos in existing}
+def _vote_tasks(
+    content: MtContent, humans: list[MtRow], index_of: dict[str, int], work: HumanWork
+) -> dict[tuple[int, int, str], int]:
+    """(batch index, pair pk, arrangement) -> task position, over the judges' stored tasks and the
+    new ones, which go into ``work`` after a batch's existing tasks."""
+    position_of = {
+        (index, pair, arrangement): position
+        for index, pair, arrangement, position in Task.objects.filter(
+            batch__study=content.study, batch__condition=Condition.PLAIN
+        ).values_list("batch__index", "pair_id", "arrangement", "position")
+    }
     next_position: dict[int, int] = {}
-    for b, _p, _pres, pos in existing:
-        next_position[b] = max(next_position.get(b, 0), pos + 1)
-    new = []
+    for (index, _pair, _arrangement), position in position_of.items():
+        next_position[index] = max(next_position.get(index, 0), position + 1)
     for row in humans:
         pair_id, a_first = content.pair_of(row)
-        key = (batch_ids[row.judge], pair_id, Arrangement.AB if a_first else Arrangement.BA)
-        if key not in known:
-            known.add(key)
-            position = next_position.get(key[0], 0)
+        key = (index_of[row.judge], pair_id, Arrangement.AB if a_first else Arrangement.BA)
+        if key not in position_of:
+            position_of[key] = position = next_position.get(key[0], 0)
             next_position[key[0]] = position + 1
-            new.append(
-                Task(
-                    batch_id=key[0],
-                    position=position,
-                    kind=Task.Kind.PAIRWISE,
-                    condition=Condition.PLAIN,
-                    instruction_id=content.pair_instruction[pair_id],
+            work.tasks.append(
+                TaskRow(
+                    (Condition.PLAIN, key[0]),
+                    position,
+                    Task.Kind.PAIRWISE,
+                    content.pair_instruction[pair_id],
                     pair_id=pair_id,
                     arrangement=key[2],
                 )
             )
-    upsert(Task, new, unique_fields=("batch", "position"))
-    return {
-        (b, p, pres): pk
-        for pk, b, p, pres in Task.objects.filter(batch__in=batch_ids.values()).values_list(
-            "pk", "batch_id", "pair_id", "arrangement"
-        )
-    }
+    return position_of

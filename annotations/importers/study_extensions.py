@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from annotations.importers.generic import StudyPlan
+    from annotations.importers.generic_plan import StudyPlan
     from annotations.models import Study
 
 

@@ -122,11 +122,6 @@ if TYPE_CHECKING:
 # shrink: a new cycle, or a module joining one, fails below, and so does an entry that is gone
 # (delete it, so the list stays a true record).
 KNOWN_CYCLES = (
-    {
-        "annotations.importers.generic",
-        "annotations.importers.generic_settings",
-        "annotations.importers.study_extensions",
-    },
     {"judging.enqueue", "judging.services", "judging.tasks", "judging.generate.services"}
     | {"judging.batch.driver", "judging.batch.tasks"}
     | {"judging.runner", "judging.runner.chunk", "judging.runner.dispatch"},
