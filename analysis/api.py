@@ -15,8 +15,8 @@ from analysis.models import ReportRun
 from analysis.profiles import PROFILES
 from analysis.services import start_report_run
 from annotations.models import Study
-from cobbler_site.api_input import ClosedInput
-from cobbler_site.api_schema import FIELD_ERRORS, NOT_FOUND, DetailError
+from cobbler_site.foundation.api_input import ClosedInput
+from cobbler_site.foundation.api_schema import FIELD_ERRORS, NOT_FOUND, DetailError
 
 
 class ReportRunOutput(serializers.ModelSerializer):

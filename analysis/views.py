@@ -16,8 +16,8 @@ from analysis.profiles import PROFILES
 from analysis.services import staleness, start_report_run
 from annotations.forms import StudyCreateForm
 from annotations.models import Study
-from cobbler_site.access import Audience, allow
-from cobbler_site.htmx import HtmxHttpRequest
+from cobbler_site.foundation.access import Audience, allow
+from cobbler_site.foundation.htmx import HtmxHttpRequest
 
 # Only a poll (the element that polls has this id) is told to stop with 286.
 POLLER_ID = "report-body"

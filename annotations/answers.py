@@ -18,7 +18,7 @@ from django.core import signing
 from django.core.exceptions import ValidationError
 
 from annotations.vocabulary import CrowdChoice
-from cobbler_site.text_safety import refuse_unsafe_text
+from cobbler_site.foundation.text_safety import refuse_unsafe_text
 
 BAR = "bar"  # the posted value of the "acceptable above this line" bar
 # The worker page's box that says the bar was placed: rank.js ticks it once the bar moves, and a
@@ -128,7 +128,7 @@ def parse_rationale(raw: str | None, *, mode: str) -> str:
     if mode == "off":
         return ""
     text = (raw or "").strip()
-    refuse_unsafe_text(text)  # a NUL is a 500 on PostgreSQL otherwise (cobbler_site.text_safety)
+    refuse_unsafe_text(text)  # a NUL is a 500 on PostgreSQL otherwise (cobbler_site.foundation.text_safety)
     if mode == "required" and not text:
         raise ValidationError("Write a short reason for your answer in the box below.")
     if len(text) > RATIONALE_MAX_CHARS:

@@ -19,8 +19,8 @@ from annotations import serializers as s
 from annotations import services
 from annotations.models import Assignment, DecisionChangeNeedsReason, ReviewDecision, Study
 from annotations.services.rounds import describe_round, round_of
-from cobbler_site.api_input import StrictPageNumberPagination
-from cobbler_site.api_schema import NOT_FOUND, DetailError
+from cobbler_site.foundation.api_input import StrictPageNumberPagination
+from cobbler_site.foundation.api_schema import NOT_FOUND, DetailError
 
 
 def _study(request: Request, slug: str) -> Study:

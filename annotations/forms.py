@@ -18,7 +18,7 @@ from annotations.services.review import STATES as REVIEW_STATES
 from annotations.surveys import MAX_QUESTIONS as SURVEY_MAX_QUESTIONS
 from annotations.surveys import MAX_TEXT_CHARS as SURVEY_TEXT_CHARS
 from annotations.surveys import validate_surveys
-from cobbler_site import text_safety
+from cobbler_site.foundation import text_safety
 
 # More checks than this and a batch is mostly checks, not data.
 MAX_CHECK_RATE = 0.5

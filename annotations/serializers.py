@@ -5,7 +5,7 @@ from rest_framework import serializers
 from annotations.forms import GENERATABLE
 from annotations.models import Assignment, RejectReason, ReviewDecision, Study
 from annotations.models.review import CHANGE_REASON_MAX
-from cobbler_site.api_input import ClosedInput
+from cobbler_site.foundation.api_input import ClosedInput
 
 
 class StudySerializer(serializers.ModelSerializer):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.urls import include, path
 from rest_framework.authtoken.views import ObtainAuthToken
 
-from cobbler_site.access import Anyone
-from cobbler_site.throttle import TokenRateThrottle
+from cobbler_site.foundation.access import Anyone
+from cobbler_site.foundation.throttle import TokenRateThrottle
 from cobbler_site.views import WhoAmIApi
 
 

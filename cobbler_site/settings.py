@@ -109,9 +109,9 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 # Error reports (the DEBUG page, mailed reports) hide DATABASE_URL, REDIS_URL, keys and
-# the credentials of every URL (cobbler_site.errors).
-DEFAULT_EXCEPTION_REPORTER_FILTER = "cobbler_site.errors.SafeExceptionReporterFilter"
-DEFAULT_EXCEPTION_REPORTER = "cobbler_site.errors.SafeExceptionReporter"
+# the credentials of every URL (cobbler_site.foundation.errors).
+DEFAULT_EXCEPTION_REPORTER_FILTER = "cobbler_site.foundation.errors.SafeExceptionReporterFilter"
+DEFAULT_EXCEPTION_REPORTER = "cobbler_site.foundation.errors.SafeExceptionReporter"
 
 DATA_DIR = Path(env_str("DATA_DIR", str(BASE_DIR / "var")))
 # Folders the process writes to; cobbler_site.apps creates them when Django starts.
@@ -281,18 +281,18 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["cobbler_site.access.ResearcherOnly"],
+    "DEFAULT_PERMISSION_CLASSES": ["cobbler_site.foundation.access.ResearcherOnly"],
     # JSON bodies parsed strictly: NUL, lone surrogates, duplicate keys, huge integers are a 400.
     # JSON only (a form body is a 415): a form cannot say null, an empty list or a number, so
     # DRF guesses ("" is "not sent"), and the schema could not describe what it accepts.
     # /api/token/ keeps DRF's form and JSON parsers (its own parser_classes).
-    "DEFAULT_PARSER_CLASSES": ["cobbler_site.text_safety.StrictJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["cobbler_site.foundation.text_safety.StrictJSONParser"],
     # ?page= only as a whole number from 1 (an empty one is a 404 like ?page=x).
-    "DEFAULT_PAGINATION_CLASS": "cobbler_site.api_input.StrictPageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "cobbler_site.foundation.api_input.StrictPageNumberPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # DRF's per-user rate, counted so that a Redis outage allows (and logs) instead of a 500.
-    "DEFAULT_THROTTLE_CLASSES": ["cobbler_site.throttle.FailOpenUserRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["cobbler_site.foundation.throttle.FailOpenUserRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"user": env_str("API_THROTTLE_RATE", "6000/min")},
 }
 SPECTACULAR_SETTINGS = {
@@ -316,7 +316,7 @@ SPECTACULAR_SETTINGS = {
     # Every status code DRF itself can answer (401, 403, 429, 400, 404), added to each operation.
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "cobbler_site.api_schema.add_common_responses",
+        "cobbler_site.foundation.api_schema.add_common_responses",
     ],
     # The staff-only /api/docs/ (Swagger UI) and /api/redoc/ pages load their assets from
     # static/ (drf-spectacular-sidecar): the CSP allows scripts from this site only.
@@ -338,7 +338,7 @@ LOGGING = {
             "style": "{",
         },
     },
-    "filters": {"quiet_simulator": {"()": "cobbler_site.log_filters.QuietSimulatorRequests"}},
+    "filters": {"quiet_simulator": {"()": "cobbler_site.foundation.log_filters.QuietSimulatorRequests"}},
     "handlers": {
         "console": {"class": "logging.StreamHandler", "formatter": "plain"},
         "django.server": {
@@ -418,18 +418,18 @@ IMPORT_MAX_LINE_BYTES = env_int("IMPORT_MAX_LINE_BYTES", 8 * 1024 * 1024)
 # Design files the web form and the API may name (the CLI takes any path): DATA_DIR/designs.
 DESIGNS_DIR = Path(env_str("DESIGNS_DIR", str(DATA_DIR / "designs")))
 
-# Per-client-IP rate limits (cobbler_site.throttle), counted in the cache; they fail open
+# Per-client-IP rate limits (cobbler_site.foundation.throttle), counted in the cache; they fail open
 # (allow, log a warning) when the cache is down. "N/s", "N/min", "N/hour", "N/day"; empty: off.
 THROTTLE_START = env_str("THROTTLE_START", "30/min")  # crowd entry /s/<slug>/start
 THROTTLE_LOGIN = env_str("THROTTLE_LOGIN", "10/min")  # POSTs to accounts/login/ and the admin login
 THROTTLE_TOKEN = env_str("THROTTLE_TOKEN", "10/min")  # POST /api/token/
-# Per account, whatever the address (cobbler_site.throttle.AccountLockoutBackend): after this many
+# Per account, whatever the address (cobbler_site.foundation.throttle.AccountLockoutBackend): after this many
 # failed logins within the window, every password is refused for the lockout; 0 failures: off.
 LOGIN_ACCOUNT_MAX_FAILURES = env_int("LOGIN_ACCOUNT_MAX_FAILURES", 10)
 LOGIN_ACCOUNT_WINDOW_MINUTES = env_int("LOGIN_ACCOUNT_WINDOW_MINUTES", 15)
 LOGIN_ACCOUNT_LOCKOUT_MINUTES = env_int("LOGIN_ACCOUNT_LOCKOUT_MINUTES", 15)
 AUTHENTICATION_BACKENDS = [
-    "cobbler_site.throttle.AccountLockoutBackend",
+    "cobbler_site.foundation.throttle.AccountLockoutBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 THROTTLE_CONNECTION_TEST = env_str("THROTTLE_CONNECTION_TEST", "12/min")  # a model's "Test connection"

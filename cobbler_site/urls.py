@@ -4,10 +4,11 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from cobbler_site import throttle, views
-from cobbler_site.access import Audience, allow
+from cobbler_site import views
+from cobbler_site.foundation import throttle
+from cobbler_site.foundation.access import Audience, allow
 
-# Brute-force limit on the admin login (per client IP, POSTs only; cobbler_site.throttle).
+# Brute-force limit on the admin login (per client IP, POSTs only; cobbler_site.foundation.throttle).
 admin.site.login = throttle.limit("admin-login", "THROTTLE_LOGIN", methods=("POST",))(  # type: ignore[method-assign]
     admin.site.login  # wrapped on purpose: the admin site has no hook for a login limit
 )
@@ -34,7 +35,7 @@ urlpatterns = [
 ]
 
 # Under /api/ errors are JSON ({"detail": ...}) like DRF's own; elsewhere Django's pages.
-handler400 = "cobbler_site.api_errors.bad_request"
-handler403 = "cobbler_site.api_errors.permission_denied"
-handler404 = "cobbler_site.api_errors.page_not_found"
-handler500 = "cobbler_site.api_errors.server_error"
+handler400 = "cobbler_site.foundation.api_errors.bad_request"
+handler403 = "cobbler_site.foundation.api_errors.permission_denied"
+handler404 = "cobbler_site.foundation.api_errors.page_not_found"
+handler500 = "cobbler_site.foundation.api_errors.server_error"

@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotations.models import Study
-from cobbler_site.access import Audience, ResearcherOnly, allow
+from cobbler_site.foundation.access import Audience, ResearcherOnly, allow
 
 
 @allow(Audience.PUBLIC)

@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotations.models import Study
-from cobbler_site.api_schema import FIELD_ERRORS, NOT_FOUND, DetailError
+from cobbler_site.foundation.api_schema import FIELD_ERRORS, NOT_FOUND, DetailError
 from judging import services
 from judging.generate.services import start_generation_job
 from judging.models import GenerationJob, Judge, JudgeJob, LLMJob, PromptTemplate

@@ -3,7 +3,7 @@
 ``POST /api/judge-jobs/estimate/`` and ``POST /api/generation-jobs/estimate/`` take the very
 body their start endpoint takes and answer what that start would send and cost, creating
 nothing. Same access as the rest of the API (the default ``ResearcherOnly`` permission of
-cobbler_site.access), and the same 404 / 422 as a start, so a dry run fails where a start would.
+cobbler_site.foundation.access), and the same 404 / 422 as a start, so a dry run fails where a start would.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cobbler_site.api_schema import DetailError
+from cobbler_site.foundation.api_schema import DetailError
 from judging import services
 from judging.api import (
     _cannot_start,

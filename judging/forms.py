@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 
 from annotations.models import Study
 from annotations.vocabulary import Condition
-from cobbler_site.text_safety import StrictJSONFormField
+from cobbler_site.foundation.text_safety import StrictJSONFormField
 from judging import conditions, generation_params, parsers, prompts
 from judging.models import Judge, JudgeJob, PromptTemplate
 from judging.prompts import templates

@@ -5,7 +5,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from cobbler_site.api_input import BudgetField, ClosedInput
+from cobbler_site.foundation.api_input import BudgetField, ClosedInput
 from judging import conditions, parsers, prompts
 from judging.models import Generation, GenerationJob, Judge, JudgeJob, Judgment, PromptTemplate
 from judging.prompts import templates

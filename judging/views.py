@@ -15,9 +15,9 @@ from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
-from cobbler_site import throttle
-from cobbler_site.access import Audience, allow
-from cobbler_site.htmx import HtmxHttpRequest
+from cobbler_site.foundation import throttle
+from cobbler_site.foundation.access import Audience, allow
+from cobbler_site.foundation.htmx import HtmxHttpRequest
 from judging import connection_test, estimate_forms, estimates, presets, services
 from judging.forms import ConnectionTestForm, JobForm, JudgeForm
 from judging.models import Judge, JudgeJob

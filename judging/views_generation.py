@@ -11,8 +11,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
-from cobbler_site.access import Audience, allow
-from cobbler_site.htmx import HtmxHttpRequest
+from cobbler_site.foundation.access import Audience, allow
+from cobbler_site.foundation.htmx import HtmxHttpRequest
 from judging import estimate_forms, services
 from judging.estimates import estimate_generation_job
 from judging.generate.forms import GenerationForm

@@ -8,7 +8,7 @@ import json
 import zipfile
 
 from analysis.exporters.tidy_tables import tidy_tables
-from cobbler_site.csv_safety import safe_cell, safe_row
+from cobbler_site.foundation.csv_safety import safe_cell, safe_row
 
 
 def _cell(value: object) -> object:
@@ -19,7 +19,7 @@ def _cell(value: object) -> object:
         return repr(value)
     if isinstance(value, list | dict):
         return json.dumps(value)
-    # Text that a spreadsheet would run as a formula gets a leading "'" (cobbler_site.csv_safety).
+    # Text that a spreadsheet would run as a formula gets a leading "'" (cobbler_site.foundation.csv_safety).
     return safe_cell(value)
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.core.management.base import CommandError
 
-from cobbler_site import text_safety
+from cobbler_site.foundation import text_safety
 
 if TYPE_CHECKING:
     from annotations.models import Study
@@ -97,7 +97,7 @@ def read_json_lines(path: Path, shown: str | None = None, *, limit: int | None =
     bounded: each line is read with ``readline(limit + 1)``, so a line longer than
     ``limit`` bytes is refused after reading at most that much. A line that cannot
     be decoded or parsed, nests too deeply or is too long is a one-line BadInput, and
-    so is one ``cobbler_site.text_safety.loads`` refuses: a byte order mark, a duplicate
+    so is one ``cobbler_site.foundation.text_safety.loads`` refuses: a byte order mark, a duplicate
     key, an integer over 18 digits, a NUL character or a lone surrogate in a string.
     """
     for where, value in scan_json_lines(path, shown, limit=limit):
@@ -180,7 +180,7 @@ def read_csv(path: Path, root: Path | None = None, *, required: Sequence[str]) -
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise BadInput(shown, f"cannot read CSV: {exc}") from None
     for number, row in enumerate(rows, 1):
-        # The cells go to text columns; see cobbler_site.text_safety.
+        # The cells go to text columns; see cobbler_site.foundation.text_safety.
         if problem := text_safety.find_text_problem(list(row.items())):
             raise BadInput(csv_where(path, root, number), f"a cell {problem}")
     return rows

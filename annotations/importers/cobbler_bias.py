@@ -29,7 +29,7 @@ from annotations.importers.human_work import (
 )
 from annotations.models import Assignment, Condition, Participant, Task
 from annotations.vocabulary import CrowdChoice
-from cobbler_site import text_safety
+from cobbler_site.foundation import text_safety
 
 HUMAN_BIAS = Path("human/batches/human_bias")
 # condition -> the folder the authors used ("distraction" is our "attentional").

@@ -29,7 +29,7 @@ from annotations.importers.human_work import (
     write_human_work,
 )
 from annotations.models import Assignment, Condition, Participant, Task
-from cobbler_site import text_safety
+from cobbler_site.foundation import text_safety
 
 AMT = Path("human/batches/AMT")
 LETTERS_FILE = Path("human/batches/model_annotations/human_annotation_gt_formatted.json")

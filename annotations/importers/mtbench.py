@@ -33,7 +33,7 @@ from annotations.importers.human_work import (
 )
 from annotations.models import Candidate, Condition, Instruction, Pair, Participant, Response, Study, Task
 from annotations.vocabulary import Arrangement, CrowdChoice
-from cobbler_site import text_safety
+from cobbler_site.foundation import text_safety
 
 MACHINE_JUDGE = "gpt4_pair"
 WINNERS = ("model_a", "model_b", "tie", "tie (inconsistent)")
@@ -147,7 +147,7 @@ def _read_parquet(path: Path) -> list[MtRow]:
     rows = []
     for number, raw in enumerate(records, 1):
         where = f"{path}: row {number}"
-        # JSONL lines are checked by their reader; Parquet strings only here (cobbler_site.text_safety).
+        # JSONL lines are checked by their reader; Parquet strings only here (cobbler_site.foundation.text_safety).
         if problem := text_safety.find_text_problem(raw):
             raise BadInput(where, f"a string {problem}")
         rows.append(_row(raw, where))

@@ -7,7 +7,7 @@ import secrets
 from django.conf import settings
 from django.db import models
 
-from cobbler_site.access import owned_by
+from cobbler_site.foundation.access import owned_by
 
 
 class RationaleMode(models.TextChoices):
@@ -24,7 +24,7 @@ def _completion_code() -> str:
 
 class StudyQuerySet(models.QuerySet):
     def manageable_by(self, user) -> StudyQuerySet:  # a user or AnonymousUser
-        """The studies ``user`` may read, change, judge and report on (cobbler_site.access)."""
+        """The studies ``user`` may read, change, judge and report on (cobbler_site.foundation.access)."""
         return self.filter(owned_by(user))
 
 

@@ -22,7 +22,7 @@ from django.db import transaction
 from annotations.models import Batch, Condition, Instruction, Pair, Response, Study, Task
 from annotations.quality import checks
 from annotations.services.rounds import Round, plan_round
-from cobbler_site import text_safety
+from cobbler_site.foundation import text_safety
 
 PAIRWISE_CONDITIONS = (Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL, Condition.PLAIN)
 COBBLER_CONDITIONS = (Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL)
@@ -52,7 +52,7 @@ def parse_cobbler_letter_map(raw: bytes, name: str) -> list[dict[str, str]]:
             f"{name} is larger than {MAX_LETTER_MAP_BYTES // 1024} KB: it is not {LETTER_MAP_PATH.name}."
         )
     try:
-        # utf-8-sig: CoBBLEr's own file may carry a BOM; the rest is strict (cobbler_site.text_safety).
+        # utf-8-sig: CoBBLEr's own file may carry a BOM; the rest is strict (cobbler_site.foundation.text_safety).
         data = text_safety.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError:
         raise ValidationError(f"{name} is not UTF-8 text: it is not {LETTER_MAP_PATH.name}.") from None

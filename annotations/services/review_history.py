@@ -8,7 +8,7 @@ import io
 from collections.abc import Iterator
 
 from annotations.models import ReviewDecision, Study
-from cobbler_site.csv_safety import safe_cell
+from cobbler_site.foundation.csv_safety import safe_cell
 
 HISTORY_FIELDS = (
     "study",
@@ -57,7 +57,7 @@ def history_rows(*, study: Study) -> Iterator[dict]:
 
 def history_csv(*, study: Study) -> str:
     """The same rows as CSV. Notes and reasons are typed by people, so a cell a spreadsheet
-    would run as a formula gets a leading "'" (cobbler_site.csv_safety)."""
+    would run as a formula gets a leading "'" (cobbler_site.foundation.csv_safety)."""
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=HISTORY_FIELDS)
     writer.writeheader()

@@ -25,7 +25,7 @@ from annotations.models import (
     Study,
     Submission,
 )
-from cobbler_site.csv_safety import safe_cell
+from cobbler_site.foundation.csv_safety import safe_cell
 
 # A taken slug, whoever holds it: saying "exists" would confirm another researcher's private study.
 SLUG_NOT_AVAILABLE = "This slug is not available; choose another."
@@ -286,7 +286,7 @@ def submission_rows(*, study: Study) -> Iterator[dict]:
 
 def submissions_csv(*, study: Study) -> str:
     """The same rows as CSV; list and dict cells are JSON-encoded, and text a spreadsheet
-    would run as a formula (=, +, -, @, tab, CR first) gets a leading "'" (cobbler_site.csv_safety)."""
+    would run as a formula (=, +, -, @, tab, CR first) gets a leading "'" (cobbler_site.foundation.csv_safety)."""
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=EXPORT_FIELDS)
     writer.writeheader()

@@ -22,8 +22,8 @@ from annotations.services.capacity import study_capacity
 from annotations.services.hub import content_counts, review_counts
 from annotations.services.recruitment import recruitment_links
 from annotations.services.rounds import describe_round
-from cobbler_site.access import Audience, allow
-from cobbler_site.htmx import HtmxHttpRequest
+from cobbler_site.foundation.access import Audience, allow
+from cobbler_site.foundation.htmx import HtmxHttpRequest
 
 HUB = "annotations/researcher/study.html"
 

@@ -21,8 +21,8 @@ from annotations.forms import BulkReviewForm, LookupForm, ReviewDecisionForm, Re
 from annotations.models import Assignment, DecisionChangeNeedsReason, RejectReason, Study
 from annotations.services import review as review_service
 from annotations.services.review_history import history_csv, history_rows
-from cobbler_site.access import Audience, allow
-from cobbler_site.htmx import HtmxHttpRequest
+from cobbler_site.foundation.access import Audience, allow
+from cobbler_site.foundation.htmx import HtmxHttpRequest
 
 PAGE = "annotations/researcher/review.html"
 PER_PAGE = 20

@@ -49,7 +49,7 @@ from annotations.importers.generic_write import import_study
 from annotations.importers.study_extensions import extensions
 from annotations.models import Study
 from annotations.services.studies import SLUG_NOT_AVAILABLE
-from cobbler_site.access import Audience, allow
+from cobbler_site.foundation.access import Audience, allow
 
 SESSION_KEY = "study_import"
 TEMPLATE = "annotations/researcher/study_import.html"

@@ -38,9 +38,9 @@ from annotations.services.lease_caps import client_network
 from annotations.services.recruitment import prolific_completion_url
 from annotations.shown import answer_letter, check_texts, cue_banner
 from annotations.worker_session import MTURK_SUBMIT_HOSTS, MTurkReturn, read_worker, remember_worker
-from cobbler_site import throttle
-from cobbler_site.access import Audience, allow
-from cobbler_site.htmx import HtmxHttpRequest
+from cobbler_site.foundation import throttle
+from cobbler_site.foundation.access import Audience, allow
+from cobbler_site.foundation.htmx import HtmxHttpRequest
 
 # The completion page's announced, cancellable countdown back to Prolific (no meta refresh).
 DONE_REDIRECT_SECONDS = 20
@@ -85,7 +85,7 @@ def worker_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse
         request.worker_identity = identity  # type: ignore[attr-defined]  # the MTurk return, for done()
         return view(request, study, participant, identity.session_hash, **kwargs)
 
-    wrapper.audience = Audience.WORKER  # type: ignore[attr-defined]  # cobbler_site.access
+    wrapper.audience = Audience.WORKER  # type: ignore[attr-defined]  # cobbler_site.foundation.access
     return wrapper
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.db import models
 
 from annotations.models import Candidate, Instruction, Response, Study
-from cobbler_site.access import owned_by
+from cobbler_site.foundation.access import owned_by
 from judging.models.judges import Judge
 from judging.models.work import LLMJob, WorkRow
 

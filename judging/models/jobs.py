@@ -4,7 +4,7 @@ from django.db import models
 
 from annotations.models import Candidate, Condition, Instruction, Pair, Response, Study
 from annotations.vocabulary import JudgeSlot
-from cobbler_site.access import owned_by
+from cobbler_site.foundation.access import owned_by
 from judging.models.judges import Judge
 from judging.models.templates import PromptTemplate
 from judging.models.work import LLMJob, WorkRow
@@ -15,7 +15,7 @@ from judging.vocabulary import Parser, Presentation, Strength, Verdict, VerdictF
 class JudgeJobQuerySet(models.QuerySet):
     def manageable_by(self, user) -> JudgeJobQuerySet:  # a user or AnonymousUser
         """Jobs ``user`` may watch, pause, resume and cancel: their own (or unowned) jobs on a
-        study they manage (cobbler_site.access). Another researcher's job on a shared study
+        study they manage (cobbler_site.foundation.access). Another researcher's job on a shared study
         still counts in that study's reports, but only its creator controls it."""
         return self.filter(owned_by(user), study__in=Study.objects.manageable_by(user))
 

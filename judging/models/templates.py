@@ -9,14 +9,14 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from cobbler_site.access import owned_by
+from cobbler_site.foundation.access import owned_by
 from judging.prompts import templates
 from judging.vocabulary import VerdictFormat
 
 
 class PromptTemplateQuerySet(models.QuerySet):
     def usable_by(self, user: Any) -> PromptTemplateQuerySet:
-        """The one access rule (cobbler_site.access.owned_by): a researcher's own templates and
+        """The one access rule (cobbler_site.foundation.access.owned_by): a researcher's own templates and
         the ones nobody owns (made with ``create_template`` without ``--owner``); superusers all.
         Another researcher's template is a 404, never a 403."""
         return self.filter(owned_by(user, "owner"))

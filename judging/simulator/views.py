@@ -21,7 +21,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from cobbler_site.access import Audience, allow
+from cobbler_site.foundation.access import Audience, allow
 from judging.prompts import prompt_hash
 from judging.simulator.behaviour import MAX_DELAY_MS, decide, max_tokens_of, parse_knobs
 from judging.simulator.server import BoundedCounter, completion_body, error_body

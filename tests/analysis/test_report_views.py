@@ -75,7 +75,7 @@ def test_it_requires_staff(client, study):
     assert client.get(url).status_code == 302
     user = get_user_model().objects.create_user("carol", password="carol-password")
     client.force_login(user)
-    # Logged in but not a researcher: refused (cobbler_site.access), not sent to a login loop.
+    # Logged in but not a researcher: refused (cobbler_site.foundation.access), not sent to a login loop.
     assert client.get(url).status_code == 403
     assert client.get(reverse("analysis:report-download", args=["views", "json"])).status_code == 403
 

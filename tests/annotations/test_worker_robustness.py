@@ -11,7 +11,7 @@ from django.urls import URLPattern, get_resolver, reverse
 
 from annotations import services
 from annotations.models import Assignment, QualificationItem, Study, Submission
-from cobbler_site.access import Audience, audience_of
+from cobbler_site.foundation.access import Audience, audience_of
 from tests.annotations.conftest import build_study, current_task_url, enter, qualify
 from tests.annotations.helpers import form_fields
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import RequestFactory
 
-from cobbler_site import api_errors
+from cobbler_site.foundation import api_errors
 
 
 @pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""What the API accepts is what its schema says (cobbler_site/api_input.py), one case per
+"""What the API accepts is what its schema says (cobbler_site/foundation/api_input.py), one case per
 leniency of DRF that schemathesis' strict run found: unknown fields, trimmed text, a slug with
 a final newline, "" as a null budget, an empty ?page=, an unknown export, form bodies."""
 

@@ -1,6 +1,6 @@
 """The authorization matrix, generated from the URLconf: every route x every persona.
 
-Each route must declare its audience through ``cobbler_site.access`` (``@allow`` or a DRF
+Each route must declare its audience through ``cobbler_site.foundation.access`` (``@allow`` or a DRF
 permission class from there); a route without one fails ``test_every_route_declares_who_may_use_it``,
 so a new view cannot ship without a rule. Each route is then called by six personas
 (anonymous, a crowd worker with a study cookie, a logged-in non-staff user, another
@@ -31,7 +31,7 @@ from analysis.models import ReportRun
 from analysis.report import build_report
 from annotations import services
 from annotations.models import Assignment, Participant
-from cobbler_site.access import Audience, audience_of
+from cobbler_site.foundation.access import Audience, audience_of
 from judging.models import GenerationJob, Judge, JudgeJob
 from judging.template_services import save_template
 from tests.annotations.conftest import build_study, enter, qualify
@@ -58,7 +58,7 @@ ROUTES = _routes(get_resolver().url_patterns)
 
 def test_every_route_declares_who_may_use_it():
     missing = [route for route, p in ROUTES if audience_of(p.callback) is None]
-    assert not missing, f"routes without an access rule (cobbler_site.access): {missing}"
+    assert not missing, f"routes without an access rule (cobbler_site.foundation.access): {missing}"
     assert len(ROUTES) >= 45  # the matrix below really covers the site
 
 

@@ -10,7 +10,7 @@ Where they go: every POST form of every researcher page (found by rendering the 
 reading its forms, so a new form is fuzzed without a line here), every API operation with a
 JSON body (found in the OpenAPI schema), the crowd worker's task (rationale) and survey
 answers, and the importers (the study format directory, the browser upload preview,
-MT-Bench JSONL). The rule they hit lives in ``cobbler_site/text_safety.py``.
+MT-Bench JSONL). The rule they hit lives in ``cobbler_site/foundation/text_safety.py``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from drf_spectacular.generators import SchemaGenerator
 
 from annotations import services
 from annotations.models import Study, Submission
-from cobbler_site.access import Audience, audience_of
+from cobbler_site.foundation.access import Audience, audience_of
 from tests.annotations.conftest import build_study, current_task_url, enter, qualify
 from tests.foundation import test_authorization_matrix as matrix
 from tests.foundation.test_authorization_matrix import ROUTES, _url

@@ -1,10 +1,12 @@
-"""The apps depend one way: annotations <- judging <- analysis, with cobbler_site on top.
+"""The apps depend one way: cobbler_site.foundation <- annotations <- judging <- analysis, with
+the rest of cobbler_site (settings, URLs, the Celery app, commands, ``cobbler_site/wiring/``) on top.
 
 Every module of an app is parsed (ast, not imported), and every import in it counts, at the
 top, inside functions and under ``if TYPE_CHECKING`` alike: a lazy import is still a
 dependency, only a hidden one. ``importlib.import_module("...")`` with a literal name counts too.
-Code that needs two apps at once belongs in ``cobbler_site`` (its commands and
-``cobbler_site/wiring/``), which no app may import in turn.
+Code that needs two apps at once belongs in the top of ``cobbler_site`` (its commands and
+``cobbler_site/wiring/``), which no app may import in turn; what every app needs (access,
+throttling, API shapes, text and CSV safety) is ``cobbler_site.foundation``, which imports no app.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from tests.conftest import PROJECT_ROOT
 
 pytestmark = pytest.mark.smoke
 
-# What each app must not import. cobbler_site's shared helpers (access, throttle, csv_safety,
-# api_schema) sit below the apps; only its cross-app layer sits above them.
-SITE_TOP = ("cobbler_site.wiring", "cobbler_site.management")
+# What each layer must not import. Of cobbler_site, the apps may import only the foundation.
+SITE_TOP = ("cobbler_site",)
+FOUNDATION = "cobbler_site.foundation"
 FORBIDDEN = {
     "annotations": ("judging", "analysis", *SITE_TOP),
     "judging": ("analysis", *SITE_TOP),
@@ -59,10 +61,11 @@ def imported_modules(source: str, *, module: str, is_package: bool = False) -> l
 
 
 def offends(name: str, forbidden: tuple[str, ...]) -> bool:
-    return any(name == bad or name.startswith(bad + ".") for bad in forbidden)
+    inside = name == FOUNDATION or name.startswith(FOUNDATION + ".")
+    return not inside and any(name == bad or name.startswith(bad + ".") for bad in forbidden)
 
 
-def offenders(app: str) -> list[str]:
+def offenders(app: str, forbidden: tuple[str, ...]) -> list[str]:
     lines = []
     for path in sorted((PROJECT_ROOT / app).rglob("*.py")):
         source = path.read_text(encoding="utf-8")
@@ -70,7 +73,7 @@ def offenders(app: str) -> list[str]:
         lines += [
             f"{path.relative_to(PROJECT_ROOT)}:{line} imports {name}"
             for line, name in names
-            if offends(name, FORBIDDEN[app])
+            if offends(name, forbidden)
         ]
     return lines
 
@@ -78,8 +81,16 @@ def offenders(app: str) -> list[str]:
 @pytest.mark.parametrize("app", sorted(FORBIDDEN))
 def test_app_imports_only_downstream(app):
     assert (PROJECT_ROOT / app / "models").exists() or (PROJECT_ROOT / app / "models.py").exists()
-    found = offenders(app)
+    found = offenders(app, FORBIDDEN[app])
     assert not found, f"{app} must not import {', '.join(FORBIDDEN[app])}:\n" + "\n".join(found)
+
+
+def test_the_foundation_imports_no_app_and_nothing_above_it():
+    assert FOUNDATION == "cobbler_site.foundation" and (PROJECT_ROOT / "cobbler_site" / "foundation").is_dir()
+    found = offenders("cobbler_site/foundation", ("annotations", "judging", "analysis", *SITE_TOP))
+    assert not found, "cobbler_site.foundation must import no app and no other part of cobbler_site:\n" + "\n".join(
+        found
+    )
 
 
 def test_the_checker_sees_hidden_imports():
@@ -113,6 +124,9 @@ if TYPE_CHECKING:
     assert "annotations.views.shown" in names
     assert "annotations.judging.x" in names  # relative: still inside the app, not the judging app
     assert not offends("judgingx", ("judging",))
+    assert not offends("cobbler_site.foundation.access", FORBIDDEN["annotations"])
+    assert offends("cobbler_site.wiring.cobbler_import", FORBIDDEN["annotations"])
+    assert offends("cobbler_site.celery", FORBIDDEN["analysis"])
 
 
 # --- import cycles between modules ------------------------------------------------------------

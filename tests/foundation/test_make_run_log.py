@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from cobbler_site.log_filters import QuietSimulatorRequests
+from cobbler_site.foundation.log_filters import QuietSimulatorRequests
 from cobbler_site.management.commands.runstack import wait_until_listening
 
 

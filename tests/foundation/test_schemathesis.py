@@ -12,7 +12,7 @@ requests: some two and a half minutes on PostgreSQL), no shrinking, no example d
 ``SCHEMATHESIS_STRICT=0`` runs the lighter check of earlier versions (server errors and the
 documented responses, 12 valid examples) for a quick local look.
 
-Where the schema and the views agree by construction: cobbler_site/api_input.py.
+Where the schema and the views agree by construction: cobbler_site/foundation/api_input.py.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import sys
 import pytest
 from django.test import RequestFactory
 
-from cobbler_site.errors import SafeExceptionReporter, scrub_url_credentials
+from cobbler_site.foundation.errors import SafeExceptionReporter, scrub_url_credentials
 from tests.conftest import PROJECT_ROOT
 
 pytestmark = pytest.mark.smoke

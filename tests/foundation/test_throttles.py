@@ -1,4 +1,4 @@
-"""Per-IP throttles (cobbler_site.throttle): limits on entry, login, token and admin login,
+"""Per-IP throttles (cobbler_site.foundation.throttle): limits on entry, login, token and admin login,
 429 with Retry-After, and fail-open (logged) when the cache (Redis) is down."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotations.services.design import generate_batches
-from cobbler_site import throttle
+from cobbler_site.foundation import throttle
 from tests.annotations.conftest import build_study
 
 DEAD_REDIS = {
@@ -163,7 +163,7 @@ def test_the_api_user_throttle_still_limits(researcher, monkeypatch):
 @override_settings(CACHES=DEAD_REDIS, THROTTLE_START="30/min", THROTTLE_LOGIN="10/min", THROTTLE_TOKEN="10/min")
 def test_everything_fails_open_when_redis_is_down(researcher, caplog):
     study = _open_study("dead")
-    with caplog.at_level(logging.WARNING, logger="cobbler_site.throttle"):
+    with caplog.at_level(logging.WARNING, logger="cobbler_site.foundation.throttle"):
         start = Client().get(f"/s/{study.slug}/start?code=w1", REMOTE_ADDR=fresh_ip())
         assert start.status_code == 302
         assert study.participants.count() == 1
@@ -175,7 +175,9 @@ def test_everything_fails_open_when_redis_is_down(researcher, caplog):
         assert token.status_code == 200
         login = Client().post("/accounts/login/", {"username": "alice", "password": "alice-password"})
         assert login.status_code == 302
-    warnings = [r for r in caplog.records if r.name == "cobbler_site.throttle" and r.levelno == logging.WARNING]
+    warnings = [
+        r for r in caplog.records if r.name == "cobbler_site.foundation.throttle" and r.levelno == logging.WARNING
+    ]
     assert len(warnings) >= 4
     assert all("fail open" in r.getMessage() for r in warnings)
 

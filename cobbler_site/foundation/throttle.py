@@ -180,7 +180,7 @@ class TokenRateThrottle(_HitThrottle):
 
 def _account_key(username: str) -> str:
     """A keyed hash of the (case-folded) username: no username in cache keys or Redis dumps."""
-    key = f"{settings.SECRET_KEY}:cobbler_site.throttle.account".encode()
+    key = f"{settings.SECRET_KEY}:cobbler_site.foundation.throttle.account".encode()
     return hmac.new(key, username.strip().casefold().encode(), hashlib.sha256).hexdigest()[:32]
 
 
@@ -242,7 +242,7 @@ class AccountLockoutBackend(ModelBackend):
         return user
 
 
-@receiver(user_login_failed, dispatch_uid="cobbler_site.throttle.count_login_failure")
+@receiver(user_login_failed, dispatch_uid="cobbler_site.foundation.throttle.count_login_failure")
 def _on_login_failed(
     sender: Any, credentials: dict[str, Any], request: HttpRequest | None = None, **kwargs: Any
 ) -> None:

@@ -33,7 +33,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.settings import api_settings
 
-from cobbler_site.text_safety import MAX_INT_DIGITS
+from cobbler_site.foundation.text_safety import MAX_INT_DIGITS
 
 MAX_INT = 10**MAX_INT_DIGITS - 1  # the largest integer StrictJSONParser lets through
 NO_NUL = r"^[^\x00]*$"  # ECMA and Python regex alike
