@@ -122,12 +122,14 @@ class WorkerProcess:
             "--without-heartbeat",
         ]
         self.proc: subprocess.Popen | None = None
+        self.reused = False  # handed on by WarmWorkers: already past its "ready" line
+        self.key: tuple = ()
         ARTIFACTS.mkdir(exist_ok=True)
         self.log_path = ARTIFACTS / f"worker-{os.getpid()}.log"
 
     def start(self) -> WorkerProcess:
         # The log is shared by every worker of this pytest process: this one's lines start here.
-        self.log_start = self.log_path.stat().st_size if self.log_path.exists() else 0
+        self.mark_log_start()
         log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the subprocess
         self.proc = subprocess.Popen(
             self.args, cwd=PROJECT_ROOT, env=_worker_env(), stdout=log, stderr=subprocess.STDOUT
@@ -160,8 +162,17 @@ class WorkerProcess:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def mark_log_start(self) -> None:
+        """From here on, ``wait_ready``/``wait_idle`` read only this test's lines of the shared log."""
+        self.log_start = self.log_path.stat().st_size if self.log_path.exists() else 0
+
     def wait_ready(self, timeout: float = 60.0) -> bool:
         """Until this worker logs that it is ready to take messages (Celery's "celery@host ready.")."""
+        if self.reused:
+            return self.alive()
 
         def ready() -> bool:
             with self.log_path.open("rb") as log:
@@ -213,6 +224,66 @@ def broker_messages() -> int:
     return total
 
 
+class WarmWorkers:
+    """Workers kept between the tests of one pytest process, so a test need not boot its own.
+
+    Booting a worker (Django, the apps, Celery) costs about 2.3 s of CPU, and some 30 tests
+    start one. A worker is reused only by a test that would start an identical one: the same
+    queues, concurrency and environment (a test's ``monkeypatch.setenv`` makes another key).
+    It is kept only when its test left it alive and idle (every task it received has ended,
+    the broker is empty): a killed or busy worker is discarded as before. The rows a kept
+    worker saw are flushed with the test database, and their ids are never reused, so
+    nothing it remembers can name the next test's rows.
+    """
+
+    KEEP = 1  # at most this many idle workers per process (an idle worker still polls its broker)
+
+    def __init__(self) -> None:
+        self.idle: dict[tuple, WorkerProcess] = {}
+
+    @staticmethod
+    def key(queues: str, concurrency: int) -> tuple:
+        env = {k: v for k, v in _worker_env().items() if k != "PYTEST_CURRENT_TEST"}
+        return (queues, concurrency, tuple(sorted(env.items())))
+
+    def start(self, *, queues: str, concurrency: int) -> WorkerProcess:
+        key = self.key(queues, concurrency)
+        worker = self.idle.pop(key, None)
+        if worker is not None and worker.alive():
+            worker.key = key
+            worker.mark_log_start()
+            worker.reused = True
+            return worker
+        if worker is not None:
+            worker.discard()
+        worker = WorkerProcess(queues=queues, concurrency=concurrency).start()
+        worker.key, worker.reused = key, False
+        return worker
+
+    def release(self, worker: WorkerProcess) -> None:
+        """After its test: keep an alive, idle worker for the next test with the same key, else end it."""
+        if not (worker.alive() and worker.wait_idle(timeout=2.0, polls=2)):
+            worker.discard()
+            return
+        purge_broker()
+        while len(self.idle) >= self.KEEP:
+            self.idle.pop(next(iter(self.idle))).discard()
+        self.idle[worker.key] = worker
+
+    def close(self) -> None:
+        for worker in self.idle.values():
+            worker.discard()
+        self.idle.clear()
+
+
+@pytest.fixture(scope="session")
+def warm_workers(django_db_setup, django_db_blocker) -> Iterator[WarmWorkers]:
+    """The process's idle workers, ended before the test database is dropped."""
+    pool = WarmWorkers()
+    yield pool
+    pool.close()
+
+
 def purge_broker() -> None:
     """Drop messages left by an earlier run, so a worker never sees another test's ids."""
     from cobbler_site.celery import app
@@ -226,12 +297,12 @@ def purge_broker() -> None:
 
 
 @pytest.fixture
-def celery_worker_process(transactional_db) -> Iterator[WorkerProcess]:
+def celery_worker_process(transactional_db, warm_workers) -> Iterator[WorkerProcess]:
     purge_broker()
-    worker = WorkerProcess().start()
+    worker = warm_workers.start(queues="default,llm", concurrency=4)
     worker.wait_ready()
     yield worker
-    worker.discard()
+    warm_workers.release(worker)
     purge_broker()
 
 

@@ -73,21 +73,23 @@ def make_sim_judge(simulator):
 
 
 @pytest.fixture
-def start_worker(transactional_db) -> Iterator:
-    """``start_worker()`` starts a real Celery worker (queues llm and default, 4 threads) on the
-    test database; every one started is stopped, and the broker purged, after the test. Set
-    the worker's environment (leases, backoff...) with monkeypatch before starting it."""
+def start_worker(transactional_db, warm_workers) -> Iterator:
+    """``start_worker()`` gives a real Celery worker (queues llm and default, 4 threads) on the
+    test database: an idle one an earlier test left with the same environment, or a new one
+    (``tests.conftest.WarmWorkers``). After the test each is kept if idle, else ended, and the
+    broker is purged. Set the worker's environment (leases, backoff...) with monkeypatch
+    before starting it."""
     purge_broker()
     workers: list[WorkerProcess] = []
 
     def start() -> WorkerProcess:
-        workers.append(WorkerProcess(queues="llm,default", concurrency=4).start())
+        workers.append(warm_workers.start(queues="llm,default", concurrency=4))
         return workers[-1]
 
     start.workers = workers
     yield start
     for worker in workers:
-        worker.discard()
+        warm_workers.release(worker)
     purge_broker()
 
 
