@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from analysis import services
+from analysis import enqueue, services
 from analysis.models import ReportRun
 
 
 @shared_task(
+    name=enqueue.BUILD_REPORT_RUN,  # sent by name (analysis.enqueue)
     queue="default",
     acks_late=True,  # a worker killed mid-run redelivers; claim() lets a stale run be retaken
     soft_time_limit=600,  # a full CoBBLEr report takes seconds; ten minutes means something is wrong
