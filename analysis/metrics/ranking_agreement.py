@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.metrics.rbo import rbo_ext_batch, rbo_many, rbo_trunc_batch
+from analysis.metrics.rbo import rbo_ext_batch, rbo_many, rbo_renamed, rbo_trunc_batch
 from analysis.metrics.stats import bootstrap_mean
 from analysis.metrics.vote_agreement import vote_agreement
 
@@ -117,8 +117,7 @@ def chance_rbo(
         null = BATCHED[variant](rng.permuted(a, axis=1), b, p).reshape(len(xs), draws).mean(axis=0)
     else:
         draws = draws or CHANCE_DRAWS_TIED
-        shuffled = [_relabelled(x, rng) for _ in range(draws) for x in xs]
-        null = rbo_many(shuffled, ys * draws, p, variant=variant, ties=ties).reshape(draws, len(xs)).mean(axis=1)
+        null = _tied_null(xs, ys, draws=draws, rng=rng, p=p, variant=variant, ties=ties).mean(axis=1)
     low, high = np.percentile(null, [2.5, 97.5])
     above = int(np.sum(null >= observed - 1e-12))
     return {
@@ -129,10 +128,36 @@ def chance_rbo(
     }
 
 
-def _relabelled(ranking: list, rng: np.random.Generator) -> list:
-    """``ranking`` with its items randomly renamed among themselves; tied groups stay groups."""
-    items = sorted({key for entry in ranking for key in (entry if isinstance(entry, frozenset) else (entry,))}, key=str)
-    names = dict(zip(items, (items[i] for i in rng.permutation(len(items))), strict=True))
+def _tied_null(
+    xs: list, ys: list, *, draws: int, rng: np.random.Generator, p: float, variant: str, ties: str
+) -> np.ndarray:
+    """(draws, instructions) RBO of each ``xs`` ranking with its items renamed at random, against ``ys``.
+
+    The renamings are drawn draw by draw, instruction by instruction (the seeded sequence the
+    null has always used); each instruction's draws are then scored in one batch
+    (``rbo_renamed``), or through ``rbo_many`` when the two lists do not rank the same items.
+    """
+    items = [_items(x) for x in xs]
+    renamings = [[rng.permutation(len(own)) for own in items] for _ in range(draws)]
+    null = np.empty((draws, len(xs)))
+    for col, (x, y, own) in enumerate(zip(xs, ys, items, strict=True)):
+        perms = np.array([drawn[col] for drawn in renamings])
+        scores = rbo_renamed(x, y, perms, p, variant=variant, ties=ties)
+        if scores is None:
+            renamed = [_relabelled(x, own, perm) for perm in perms]
+            scores = rbo_many(renamed, [y] * draws, p, variant=variant, ties=ties)
+        null[:, col] = scores
+    return null
+
+
+def _items(ranking: list) -> list:
+    """The items a ranking holds, tied groups opened, in the order renamings index them."""
+    return sorted({key for entry in ranking for key in (entry if isinstance(entry, frozenset) else (entry,))}, key=str)
+
+
+def _relabelled(ranking: list, items: list, perm: np.ndarray) -> list:
+    """``ranking`` with ``items[i]`` renamed ``items[perm[i]]``; tied groups stay groups."""
+    names = dict(zip(items, (items[i] for i in perm), strict=True))
     return [frozenset(names[k] for k in e) if isinstance(e, frozenset) else names[e] for e in ranking]
 
 

@@ -285,6 +285,45 @@ def rbo_many(xs: Sequence[Ranking], ys: Sequence[Ranking], p: float, *, variant:
     return out
 
 
+def rbo_renamed(
+    x: Ranking, y: Ranking, renamings: np.ndarray, p: float, *, variant: str, ties: str = "a"
+) -> np.ndarray | None:
+    """``rbo_score(x renamed, y)`` for every row of ``renamings``, as an array (the same numbers).
+
+    Row r renames x's items among themselves, tie groups kept: the item at position i of x's
+    items in sorted order becomes the one at position ``renamings[r, i]`` (the permutation
+    null of ``ranking_agreement.chance_rbo``). All rows share x's tie structure, so they form
+    one ``_pair_batch`` without building a ranking per row. None unless the variant is
+    ``trunc`` or ``ext`` and x and y rank the same string items (then ``rbo_many`` applies).
+    """
+    if variant not in ("trunc", "ext") or ties not in TIES or not 0 < p < 1:
+        return None
+    items_x, top_x, bottom_x = _flatten_lists(x)
+    items_y, top_y, bottom_y = _flatten_lists(y)
+    if not items_x or set(items_x) != set(items_y) or not all(isinstance(i, str) for i in items_x):
+        return None
+    k = len(items_x)
+    code = {item: n for n, item in enumerate(sorted(items_x, key=str))}  # the order ``_group`` sorts in
+    named = np.asarray(renamings)[:, [code[i] for i in items_x]]  # each row's new name at x's positions
+    # rbo lists a tie group's items in name order; groups (equal tops) stay where they are.
+    by_group = np.argsort(np.asarray(top_x) * k + named, axis=1)
+    universe = np.take_along_axis(named, by_group, axis=1)  # x is the short list (equal lengths)
+    at_y = np.empty((2, k), dtype=np.int64)  # first and last rank in y, by item code
+    at_y[:, [code[i] for i in items_y]] = [top_y, bottom_y]
+    tied = top_x != bottom_x or top_y != bottom_y
+    return _pair_batch(
+        np.tile(np.asarray(top_x, dtype=np.int64), (len(universe), 1)),
+        np.tile(np.asarray(bottom_x, dtype=np.int64), (len(universe), 1)),
+        at_y[0][universe],
+        at_y[1][universe],
+        s=k,
+        l=k,
+        p=p,
+        ties=ties if tied else "w",
+        variant=variant,
+    )
+
+
 def _pair_batch(
     top_s: np.ndarray,
     bottom_s: np.ndarray,
