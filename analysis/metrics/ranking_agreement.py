@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
@@ -22,12 +23,28 @@ def rbo_per_instruction(left: pd.Series, right: pd.Series, *, variant: str, p: f
     judges without ties) go through the vectorised batch functions; anything else
     through ``rbo_many`` (the general implementation's numbers, batched where it can).
     """
+    return _scores(_align(left, right, variant=variant), variant=variant, p=p, ties=ties)
+
+
+@dataclass(frozen=True)
+class _Aligned:
+    """Two series' rankings of the instructions both rank, and their integer codes when batchable."""
+
+    xs: list
+    ys: list
+    codes: tuple[np.ndarray, np.ndarray] | None
+
+
+def _align(left: pd.Series, right: pd.Series, *, variant: str) -> _Aligned:
     shared = left.index.intersection(right.index)
     xs, ys = left.loc[shared].tolist(), right.loc[shared].tolist()
-    codes = _as_codes(xs, ys) if variant in BATCHED else None
-    if codes is not None:
-        return BATCHED[variant](codes[0], codes[1], p)
-    return rbo_many(xs, ys, p, variant=variant, ties=ties)
+    return _Aligned(xs, ys, _as_codes(xs, ys) if variant in BATCHED else None)
+
+
+def _scores(aligned: _Aligned, *, variant: str, p: float, ties: str) -> np.ndarray:
+    if aligned.codes is not None:
+        return BATCHED[variant](aligned.codes[0], aligned.codes[1], p)
+    return rbo_many(aligned.xs, aligned.ys, p, variant=variant, ties=ties)
 
 
 def _as_codes(xs: list, ys: list) -> tuple[np.ndarray, np.ndarray] | None:
@@ -71,7 +88,8 @@ def rbo_row(
     ``with_chance`` adds ``chance``: what the same mean RBO is when ``left``'s items are put in
     random order (its tie structure kept), so a reader can tell agreement from list length.
     """
-    values = rbo_per_instruction(left, right, variant=variant, p=p, ties=ties)
+    aligned = _align(left, right, variant=variant)  # shared by the value and its chance level
+    values = _scores(aligned, variant=variant, p=p, ties=ties)
     if values.size == 0:
         return None
     row: dict[str, Any] = {
@@ -86,7 +104,7 @@ def rbo_row(
         "ties": ties,
     }
     if with_chance:
-        row["chance"] = chance_rbo(left, right, observed=row["value"], variant=variant, p=p, ties=ties, seed=seed)
+        row["chance"] = _chance(aligned, observed=row["value"], variant=variant, p=p, ties=ties, seed=seed)
     return row | extra
 
 
@@ -107,10 +125,15 @@ def chance_rbo(
     instructions, and the one-sided permutation p-value of ``observed`` ((1 + draws at or above
     it) / (1 + draws)); ``draws`` defaults to CHANCE_DRAWS, or CHANCE_DRAWS_TIED with ties. Five answers at p = 0.8 give a chance RBO_ext of about 0.67, not 0.
     """
-    shared = left.index.intersection(right.index)
-    xs, ys = left.loc[shared].tolist(), right.loc[shared].tolist()
+    aligned = _align(left, right, variant=variant)
+    return _chance(aligned, observed=observed, variant=variant, p=p, ties=ties, seed=seed, draws=draws)
+
+
+def _chance(
+    aligned: _Aligned, *, observed: float, variant: str, p: float, ties: str, seed: int, draws: int | None = None
+) -> dict:
+    xs, ys, codes = aligned.xs, aligned.ys, aligned.codes
     rng = np.random.default_rng(seed)
-    codes = _as_codes(xs, ys) if variant in BATCHED else None
     if codes is not None:
         draws = draws or CHANCE_DRAWS
         a, b = (np.repeat(c, draws, axis=0) for c in codes)

@@ -414,8 +414,9 @@ def _prefix_agreement_sum(xs: np.ndarray, ys: np.ndarray, p: float) -> tuple[np.
     enter_x[rows, xs] = np.arange(k)
     enter_y[rows, ys] = np.arange(k)
     both = np.maximum(enter_x[rows, xs], enter_y[rows, xs])  # (n, k) per item of xs
-    hits = np.zeros((n, k))
-    np.add.at(hits, (np.repeat(np.arange(n), k), both.ravel()), 1.0)
+    # Items becoming shared at each depth: whole counts, so a bincount (not np.add.at, which
+    # is many times slower) gives exactly the same floats.
+    hits = np.bincount((rows * k + both).ravel(), minlength=n * k).reshape(n, k).astype(float)
     overlap = np.cumsum(hits, axis=1)
     agreement = overlap / np.arange(1, k + 1)
     trunc = (1 - p) * (agreement * p ** np.arange(k)).sum(axis=1)
