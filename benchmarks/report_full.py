@@ -2,8 +2,10 @@
 (~6,000 human votes, 2,400 judge verdicts) and, if the importer is there, the whole CoBBLEr import.
 
 Runs in a scratch SQLite database (or DATABASE_URL if set):  python -m benchmarks.report_full
-Targets (issue 6): the report (all sections) < 5 s per profile, and the report plus all three
-formats (json, csv, html) < 15 s. Each run's ``passed`` says whether both hold. The first run
+Targets: the report (all sections) < 2 s per profile (issue 25; it was 5 s in issue 6), and
+the report plus all three formats (json, csv, html) < 15 s. On PostgreSQL the tables are
+analysed after the data is written, as autovacuum does in a deployment (see
+``analysis_paper_report.analyze_after_import``). Each run's ``passed`` says whether both hold. The first run
 of the process also pays the analysis imports (pandas; scipy.special); ``warmup_s`` is kept apart.
 Results go to benchmarks/results/report_full.json.
 """
@@ -31,7 +33,9 @@ django.setup()
 
 from django.core.management import call_command  # noqa: E402
 
-COMPUTE_TARGET_S = 5.0  # the report, all sections, one profile
+from benchmarks.analysis_paper_report import analyze_after_import  # noqa: E402
+
+COMPUTE_TARGET_S = 2.0  # the report, all sections, one profile
 TOTAL_TARGET_S = 15.0  # the report plus the json, csv and html exports
 MODELS = ["alpaca-13b", "claude-v1", "gpt-3.5-turbo", "gpt-4", "llama-13b", "vicuna-13b"]
 
@@ -185,6 +189,7 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     results: dict = {"machine_cpus": os.cpu_count(), "database": django.db.connection.vendor, "runs": []}
     study = synthetic_mtbench("bench-mtbench")
+    analyze_after_import()
     t0 = time.perf_counter()
     from analysis import exporters, report  # noqa: F401  (first-use imports, timed apart from the runs)
     from analysis.sections import agreement, bias, length_control, paper  # noqa: F401
@@ -201,6 +206,7 @@ def main() -> None:
         t0 = time.perf_counter()
         call_command("import_cobbler", str(cobbler), "--study", "bench-cobbler", verbosity=0)
         results["cobbler_import_s"] = round(time.perf_counter() - t0, 1)
+        analyze_after_import()
         for profile in ("cobbler-paper", "default"):
             run = time_full_report(Study.objects.get(slug="bench-cobbler"), profile) | {"study": "CoBBLEr import"}
             results["runs"].append(run)
