@@ -14,7 +14,7 @@ What it does:
 3. runs N simulated workers at once (threads; one httpx client and cookie jar each): enter
    by link, consent, pass the qualification, then load and submit 30 tasks; ``--think-ms``
    adds a pause between loading a task and submitting it (uniform 0.5x-1.5x, seeded per
-   worker). Real crowd workers read for a minute per task; with no pause at all, 100 clients
+   worker), and the workers then arrive spread over one mean pause rather than all at once. Real crowd workers read for a minute per task; with no pause at all, 100 clients
    on the same 2 cores as the server measure queueing on the CPU, not the application;
 4. reports throughput and p50/p95/p99 latency of task load (GET) and submit (POST), errors,
    then checks in the database that every answer is stored exactly once and that no batch
@@ -117,6 +117,9 @@ class Worker(threading.Thread):
         with behind_proxy(self.base, client_ip=f"10.{self.n // 200}.{self.n % 200}.7") as client:
             try:
                 self.barrier.wait()
+                # A paced crowd trickles in: arrivals spread over one mean pause, not one burst
+                # of 100 entries at the same instant (the closed loop, think 0, keeps the burst).
+                time.sleep(self.think_s * self.rng.uniform(0, 1))
                 r = client.get(f"/s/{SLUG}/start", params={"code": f"bench-{self.n}"})
                 r = client.get(_location(r))  # -> consent page (sets the CSRF cookie)
                 r = client.get(_location(r)) if r.status_code == 302 else r
