@@ -157,18 +157,17 @@ def _tied_null(
     """(draws, instructions) RBO of each ``xs`` ranking with its items renamed at random, against ``ys``.
 
     The renamings are drawn draw by draw, instruction by instruction (the seeded sequence the
-    null has always used); each instruction's draws are then scored in one batch
-    (``rbo_renamed``), or through ``rbo_many`` when the two lists do not rank the same items.
+    null has always used); all draws are then scored in a few batches (``rbo_renamed``), or
+    through ``rbo_many`` for an instruction whose two lists do not rank the same items.
     """
     items = [_items(x) for x in xs]
     renamings = [[rng.permutation(len(own)) for own in items] for _ in range(draws)]
+    per_instruction = [np.array([drawn[col] for drawn in renamings]) for col in range(len(xs))]
+    batched = rbo_renamed(list(zip(xs, ys, per_instruction, strict=True)), p, variant=variant, ties=ties)
     null = np.empty((draws, len(xs)))
-    for col, (x, y, own) in enumerate(zip(xs, ys, items, strict=True)):
-        perms = np.array([drawn[col] for drawn in renamings])
-        scores = rbo_renamed(x, y, perms, p, variant=variant, ties=ties)
+    for col, (x, y, own, perms, scores) in enumerate(zip(xs, ys, items, per_instruction, batched, strict=True)):
         if scores is None:
-            renamed = [_relabelled(x, own, perm) for perm in perms]
-            scores = rbo_many(renamed, [y] * draws, p, variant=variant, ties=ties)
+            scores = rbo_many([_relabelled(x, own, perm) for perm in perms], [y] * draws, p, variant=variant, ties=ties)
         null[:, col] = scores
     return null
 

@@ -286,18 +286,40 @@ def rbo_many(xs: Sequence[Ranking], ys: Sequence[Ranking], p: float, *, variant:
 
 
 def rbo_renamed(
-    x: Ranking, y: Ranking, renamings: np.ndarray, p: float, *, variant: str, ties: str = "a"
-) -> np.ndarray | None:
-    """``rbo_score(x renamed, y)`` for every row of ``renamings``, as an array (the same numbers).
+    cases: Sequence[tuple[Ranking, Ranking, np.ndarray]], p: float, *, variant: str, ties: str = "a"
+) -> list[np.ndarray | None]:
+    """For each ``(x, y, renamings)``: ``rbo_score(x renamed, y)`` for every row of ``renamings``
+    (the same numbers).
 
     Row r renames x's items among themselves, tie groups kept: the item at position i of x's
     items in sorted order becomes the one at position ``renamings[r, i]`` (the permutation
-    null of ``ranking_agreement.chance_rbo``). All rows share x's tie structure, so they form
-    one ``_pair_batch`` without building a ranking per row. None unless the variant is
-    ``trunc`` or ``ext`` and x and y rank the same string items (then ``rbo_many`` applies).
+    null of ``ranking_agreement.chance_rbo``). The rank arrays of the renamed rankings are
+    built in numpy, and every case of one shape (length, tie treatment) is scored in one
+    ``_pair_batch``, without building a ranking per row. A case is None unless the variant
+    is ``trunc`` or ``ext`` and x and y rank the same string items (then ``rbo_many`` applies).
     """
+    out: list[np.ndarray | None] = [None] * len(cases)
     if variant not in ("trunc", "ext") or ties not in TIES or not 0 < p < 1:
-        return None
+        return out
+    buckets: dict[tuple[int, str], list[tuple[int, tuple[np.ndarray, ...]]]] = {}
+    for case, (x, y, renamings) in enumerate(cases):
+        renamed = _renamed_ranks(x, y, renamings)
+        if renamed is not None:
+            k, tied, ranks = renamed
+            buckets.setdefault((k, ties if tied else "w"), []).append((case, ranks))
+    for (k, mode), members in buckets.items():
+        stacked = [np.concatenate(part) for part in zip(*(ranks for _case, ranks in members), strict=True)]
+        scores = _pair_batch(*stacked, s=k, l=k, p=p, ties=mode, variant=variant)
+        start = 0
+        for case, ranks in members:
+            out[case] = scores[start : start + len(ranks[0])]
+            start += len(ranks[0])
+    return out
+
+
+def _renamed_ranks(x: Ranking, y: Ranking, renamings: np.ndarray) -> tuple[int, bool, tuple[np.ndarray, ...]] | None:
+    """``_pair_batch``'s rank arrays (short = renamed x, long = y) for every renaming, as ``rbo_many``
+    would build them from the renamed rankings; with the length and whether either side has ties."""
     items_x, top_x, bottom_x = _flatten_lists(x)
     items_y, top_y, bottom_y = _flatten_lists(y)
     if not items_x or set(items_x) != set(items_y) or not all(isinstance(i, str) for i in items_x):
@@ -310,18 +332,14 @@ def rbo_renamed(
     universe = np.take_along_axis(named, by_group, axis=1)  # x is the short list (equal lengths)
     at_y = np.empty((2, k), dtype=np.int64)  # first and last rank in y, by item code
     at_y[:, [code[i] for i in items_y]] = [top_y, bottom_y]
-    tied = top_x != bottom_x or top_y != bottom_y
-    return _pair_batch(
-        np.tile(np.asarray(top_x, dtype=np.int64), (len(universe), 1)),
-        np.tile(np.asarray(bottom_x, dtype=np.int64), (len(universe), 1)),
+    rows = len(universe)
+    ranks = (
+        np.tile(np.asarray(top_x, dtype=np.int64), (rows, 1)),
+        np.tile(np.asarray(bottom_x, dtype=np.int64), (rows, 1)),
         at_y[0][universe],
         at_y[1][universe],
-        s=k,
-        l=k,
-        p=p,
-        ties=ties if tied else "w",
-        variant=variant,
     )
+    return k, top_x != bottom_x or top_y != bottom_y, ranks
 
 
 def _pair_batch(

@@ -129,20 +129,24 @@ def _random_tied_ranking(rng: np.random.Generator, items: list[str]) -> list:
 @pytest.mark.parametrize("variant", ["ext", "trunc"])
 def test_renamed_batches_are_bit_identical_to_renaming_one_ranking_at_a_time(variant, ties):
     rng = np.random.default_rng(11)
-    items = [f"m{i}" for i in range(7)]
-    for _ in range(20):
+    cases, expected = [], []
+    for size in [7] * 15 + [5] * 5:  # two lengths: cases of one shape share a batch
+        items = [f"m{i}" for i in range(size)]
         x, y = _random_tied_ranking(rng, items), _random_tied_ranking(rng, items)
-        perms = np.array([rng.permutation(len(items)) for _ in range(30)])
+        perms = np.array([rng.permutation(size) for _ in range(30)])
         names = sorted(items)
         renamed = []
         for perm in perms:
             new = dict(zip(names, (names[i] for i in perm), strict=True))
             renamed.append([frozenset(new[k] for k in e) if isinstance(e, frozenset) else new[e] for e in x])
-        expected = np.array([rbo_score(r, y, p=0.8, variant=variant, ties=ties) for r in renamed])
-        assert rbo_renamed(x, y, perms, 0.8, variant=variant, ties=ties).tolist() == expected.tolist()
+        cases.append((x, y, perms))
+        expected.append([rbo_score(r, y, p=0.8, variant=variant, ties=ties) for r in renamed])
+    scores = rbo_renamed(cases, 0.8, variant=variant, ties=ties)
+    assert [s.tolist() for s in scores] == expected
 
 
 def test_renamed_batches_leave_lists_of_different_items_to_the_general_path():
     perms = np.array([[1, 0, 2]])
-    assert rbo_renamed(["a", "b", "c"], ["a", "b", "d"], perms, 0.8, variant="ext") is None
-    assert rbo_renamed(["a", "b", "c"], ["a", "b", "c"], perms, 0.8, variant="min") is None
+    same = (["a", "b", "c"], ["a", "b", "c"], perms)
+    assert rbo_renamed([(["a", "b", "c"], ["a", "b", "d"], perms), same], 0.8, variant="ext")[0] is None
+    assert rbo_renamed([same], 0.8, variant="min") == [None]
