@@ -5,9 +5,11 @@ Runs in a scratch SQLite database (or DATABASE_URL if set):  python -m benchmark
 Targets: the report (all sections) < 2 s per profile (issue 25; it was 5 s in issue 6), and
 the report plus all three formats (json, csv, html) < 15 s. On PostgreSQL the tables are
 analysed after the data is written, as autovacuum does in a deployment (see
-``analysis_paper_report.analyze_after_import``). Each run's ``passed`` says whether both hold. The first run
-of the process also pays the analysis imports (pandas; scipy.special); ``warmup_s`` is kept apart.
-Results go to benchmarks/results/report_full.json.
+``analysis_paper_report.analyze_after_import``). Each profile's report is computed three
+times and the best counts (``compute_runs_s`` keeps all three); each run's ``passed`` says
+whether both targets hold, and the process exits non-zero unless every run passed. The first
+run of the process also pays the analysis imports (pandas; scipy.special); ``warmup_s`` is
+kept apart. Results go to benchmarks/results/report_full.json.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import random
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -155,37 +158,47 @@ def synthetic_mtbench(slug: str, *, votes: int = 6000, seed: int = 1) -> object:
     return study
 
 
-def time_full_report(study, profile: str) -> dict:
+def _mark(stages: dict[str, float], label: str, _fraction: float) -> None:
+    stages.setdefault(label, time.perf_counter())
+
+
+def time_full_report(study, profile: str, *, repeats: int = 3) -> dict:
+    """The report computed ``repeats`` times (the best counts: other work on the machine only
+    ever adds time), then plotted and exported once."""
     from analysis.exporters import export, render_figures
     from analysis.services import compose_report
 
-    stages: dict[str, float] = {}
-    t0 = time.perf_counter()
-    report = compose_report(
-        study=study, profile=profile, progress=lambda label, _f: stages.setdefault(label, time.perf_counter())
-    )
+    computes = []
+    for _ in range(repeats):
+        stages: dict[str, float] = {}
+        t0 = time.perf_counter()
+        report = compose_report(study=study, profile=profile, progress=partial(_mark, stages))
+        t1 = time.perf_counter()
+        marks = [*stages.items(), ("manifest", t1)]
+        # Seconds per section (build_report announces each section before computing it).
+        breakdown = {name: round(marks[i + 1][1] - at, 3) for i, (name, at) in enumerate(marks[:-1])}
+        computes.append((t1 - t0, breakdown))
+    compute, breakdown = min(computes, key=lambda run: run[0])
     t1 = time.perf_counter()
-    marks = [*stages.items(), ("manifest", t1)]
-    # Seconds per section (build_report announces each section before computing it).
-    breakdown = {name: round(marks[i + 1][1] - at, 3) for i, (name, at) in enumerate(marks[:-1])}
     figures = render_figures(report)
     sizes = {fmt: len(export(report, fmt, figures=figures)) for fmt in ("json", "csv", "html")}
-    t2 = time.perf_counter()
+    exports = time.perf_counter() - t1
     lc = report["length_control"]
     return {
         "profile": profile,
-        "compute_s": round(t1 - t0, 3),
-        "plots_and_exports_s": round(t2 - t1, 3),
-        "total_s": round(t2 - t0, 3),
+        "compute_s": round(compute, 3),
+        "compute_runs_s": [round(seconds, 3) for seconds, _ in computes],
+        "plots_and_exports_s": round(exports, 3),
+        "total_s": round(compute + exports, 3),
         "sections_s": breakdown,
         "bytes": sizes,
         "votes": lc.get("counts", {}).get("votes"),
         "target_s": {"compute": COMPUTE_TARGET_S, "total": TOTAL_TARGET_S},
-        "passed": t1 - t0 < COMPUTE_TARGET_S and t2 - t0 < TOTAL_TARGET_S,
+        "passed": compute < COMPUTE_TARGET_S and compute + exports < TOTAL_TARGET_S,
     }
 
 
-def main() -> None:
+def main() -> int:
     call_command("migrate", verbosity=0)
     results: dict = {"machine_cpus": os.cpu_count(), "database": django.db.connection.vendor, "runs": []}
     study = synthetic_mtbench("bench-mtbench")
@@ -215,7 +228,8 @@ def main() -> None:
     out = ROOT / "benchmarks" / "results" / "report_full.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {out}")
+    return 0 if results["passed"] else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
