@@ -83,11 +83,11 @@ lint: venv
 typecheck: venv
 	$(VENV)/bin/mypy
 
-# Benchmarks measure production settings (DEBUG off) over plain http on loopback.
+# Benchmarks measure production settings (DEBUG off, HTTPS redirect, Secure cookies): the crowd
+# load benchmark's server sits behind a simulated TLS-terminating proxy (benchmarks/annotation_load.py).
+# Only the judges may call the simulator on loopback. `make bench` fails when a target run misses.
 BENCH_ENV := SECRET_KEY=$${SECRET_KEY:-bench-only-secret-key-not-for-deployment-0123456789} \
-	JUDGE_ALLOWED_HOSTS=$${JUDGE_ALLOWED_HOSTS:-public-https,loopback} SIMULATOR_ENABLED=$${SIMULATOR_ENABLED:-1} \
-	SECURE_SSL_REDIRECT=$${SECURE_SSL_REDIRECT:-0} SESSION_COOKIE_SECURE=$${SESSION_COOKIE_SECURE:-0} \
-	CSRF_COOKIE_SECURE=$${CSRF_COOKIE_SECURE:-0}
+	JUDGE_ALLOWED_HOSTS=$${JUDGE_ALLOWED_HOSTS:-public-https,loopback} SIMULATOR_ENABLED=$${SIMULATOR_ENABLED:-1}
 
 bench: venv
 	$(BENCH_ENV) $(PY) -m benchmarks.run_all

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from analysis import loaders
 from analysis.data_version import data_counts, version_of
+from analysis.loaders.report_cache import report_cache
 from analysis.profiles import Profile, get_profile
 from analysis.summary import build_summary, counted_work, empty_reasons
 from annotations.models import Study
@@ -34,7 +35,11 @@ def build_report(
     the computation makes the report stale, never silently newer). ValueError for an
     unknown profile or a bad job selection.
     """
-    chosen = get_profile(profile)
+    with report_cache():  # sections share the frames they load (analysis.loaders.report_cache)
+        return _report(study=study, chosen=get_profile(profile), progress=progress, jobs=jobs)
+
+
+def _report(*, study: Study, chosen: Profile, progress: Progress | None, jobs: Sequence[int] | None) -> dict:
     counts = data_counts(study)
     with loaders.named_jobs(jobs):
         counted = loaders.counted_jobs(study)  # validates named jobs before any computing

@@ -1,11 +1,12 @@
-"""Time the whole CoBBLEr report from the database (target: under 5 s per profile).
+"""Time the whole CoBBLEr report from the database (target: under 2 s per profile).
 
 Run as ``.venv/bin/python -m benchmarks.analysis_paper_report``. It imports the CoBBLEr
 data into a scratch SQLite database under ``var/bench-analysis/`` (or the database of
 ``DATABASE_URL`` if set: use a scratch one), times ``build_report`` three times for the
 ``cobbler-paper`` profile (and for ``default``), each section once, and writes
 ``benchmarks/results/analysis_paper_report.json``. The import itself is not timed here
-(see benchmarks/import_cobbler.py).
+(see benchmarks/import_cobbler.py); on PostgreSQL the tables are analysed after it
+(``analyze_after_import``), as autovacuum does in a deployment.
 """
 
 from __future__ import annotations
@@ -21,7 +22,22 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "datasets" / "cobbler"
 RESULTS = ROOT / "benchmarks" / "results" / "analysis_paper_report.json"
 SCRATCH = ROOT / "var" / "bench-analysis"
-LIMIT_SECONDS = 5.0
+LIMIT_SECONDS = 2.0
+
+
+def analyze_after_import() -> None:
+    """Give PostgreSQL's planner the table statistics a deployment has after a bulk import.
+
+    A deployment's autovacuum analyses the tables an import has just filled (within a minute);
+    a benchmark that reports right after the import, or a server with autovacuum off (as on
+    the benchmark machine), would otherwise plan every join for empty tables: the human votes
+    query then takes ~1 s instead of ~0.05 s.
+    """
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
 
 
 def main() -> int:
@@ -43,6 +59,7 @@ def main() -> int:
     call_command("migrate", verbosity=0)
     if not Study.objects.filter(slug="cobbler-bench").exists():
         call_command("import_cobbler", str(DATA), "--study", "cobbler-bench", verbosity=0)
+    analyze_after_import()
     study = Study.objects.get(slug="cobbler-bench")
     totals = []
     for _ in range(3):

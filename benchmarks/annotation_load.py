@@ -1,22 +1,28 @@
 """Load test of the crowd-worker flow: 100 concurrent workers, each doing a 30-task batch.
 
 Run:   .venv/bin/python -m benchmarks.annotation_load [--workers 100] [--batches 100] [--think-ms 0]
-Needs: PostgreSQL at BENCH_PG (default postgres://postgres@127.0.0.1:5432); nothing else.
+Needs: PostgreSQL at BENCH_PG (default postgres://postgres@127.0.0.1:5432) and Redis at
+BENCH_REDIS (default redis://127.0.0.1:6379/11) for the cache the throttles count in, as deployed.
 
 What it does:
-1. creates a scratch PostgreSQL database ``cobbler_bench_ann``, migrates it and builds a study
+1. creates a scratch PostgreSQL database ``cobbler_bench_ann`` (+ BENCH_DB_SUFFIX), migrates it and builds a study
    of >= 100 batches x 30 pairwise tasks (15 pairs x 2 presentations, overlap 3);
 2. starts gunicorn on 127.0.0.1 (a free port; gthread, 3 processes x 4 threads, sized for a
-   2-core machine that also runs the load generator), DEBUG off;
+   2-core machine that also runs the load generator) with the deployed settings: DEBUG off,
+   HTTPS redirect, Secure cookies and HSTS on, trusting X-Forwarded-Proto/-For from one proxy;
+   the clients send those headers as a TLS-terminating proxy would (``behind_proxy``);
 3. runs N simulated workers at once (threads; one httpx client and cookie jar each): enter
    by link, consent, pass the qualification, then load and submit 30 tasks; ``--think-ms``
    adds a pause between loading a task and submitting it (uniform 0.5x-1.5x, seeded per
-   worker). Real crowd workers read for a minute per task; with no pause at all, 100 clients
+   worker), and the workers then arrive spread over one mean pause rather than all at once. Real crowd workers read for a minute per task; with no pause at all, 100 clients
    on the same 2 cores as the server measure queueing on the CPU, not the application;
 4. reports throughput and p50/p95/p99 latency of task load (GET) and submit (POST), errors,
    then checks in the database that every answer is stored exactly once and that no batch
    has more live workers than its overlap; writes benchmarks/results/annotation_load.json.
-Target: p95 < 150 ms for load and submit, zero errors, zero lost or duplicated answers.
+Target (the paced run, ``--think-ms 3000``): p95 < 50 ms for load and submit, zero errors,
+zero lost or duplicated answers. Without a pause the run is a stress run (``"run": "stress"``
+in the JSON): latency is queueing on the two cores and is reported, not judged; only wrong
+work (lost, duplicated or unfinished answers) makes it exit non-zero.
 """
 
 from __future__ import annotations
@@ -33,7 +39,6 @@ import subprocess
 import sys
 import threading
 import time
-from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
 
 import httpx
@@ -41,8 +46,11 @@ import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = ROOT / "benchmarks" / "results"
+TARGET_P95_MS = 50
 PG = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432")
-DB_NAME = "cobbler_bench_ann"
+REDIS = os.environ.get("BENCH_REDIS", "redis://127.0.0.1:6379/11")
+# Lets two people benchmark on one server without dropping each other's scratch database.
+DB_NAME = "cobbler_bench_ann" + os.environ.get("BENCH_DB_SUFFIX", "")
 SLUG = "bench"
 
 
@@ -109,13 +117,16 @@ class Worker(threading.Thread):
         with behind_proxy(self.base, client_ip=f"10.{self.n // 200}.{self.n % 200}.7") as client:
             try:
                 self.barrier.wait()
+                # A paced crowd trickles in: arrivals spread over one mean pause, not one burst
+                # of 100 entries at the same instant (the closed loop, think 0, keeps the burst).
+                time.sleep(self.think_s * self.rng.uniform(0, 1))
                 r = client.get(f"/s/{SLUG}/start", params={"code": f"bench-{self.n}"})
-                r = client.get(r.headers["location"])  # -> consent page (sets the CSRF cookie)
-                r = client.get(r.headers["location"]) if r.status_code == 302 else r
+                r = client.get(_location(r))  # -> consent page (sets the CSRF cookie)
+                r = client.get(_location(r)) if r.status_code == 302 else r
                 self._post(client, f"/s/{SLUG}/consent", {"agree": "yes"})
                 client.get(f"/s/{SLUG}/qualify")
                 r = self._post(client, f"/s/{SLUG}/qualify", {f"q{pk}": g for pk, g in self.gold.items()})
-                url = client.get(r.headers["location"]).headers["location"]  # /work -> first task
+                url = _location(client.get(_location(r)))  # /work -> first task
                 while "/a/" in url:
                     t0 = time.perf_counter()
                     page = client.get(url)
@@ -131,37 +142,79 @@ class Worker(threading.Thread):
                     if r.status_code != 302:
                         raise RuntimeError(f"submit {url}: {r.status_code}")
                     self.answered += 1
-                    url = r.headers["location"]
+                    url = _location(r)
                 if not url.endswith("/done"):
                     raise RuntimeError(f"ended at {url}")
             except Exception as e:  # every failure is counted and reported
                 self.errors.append(f"worker {self.n}: {type(e).__name__}: {e}")
 
 
-class _ProxiedCookiePolicy(DefaultCookiePolicy):
-    """Send the Secure session and CSRF cookies over the loopback hop: the proxy holds the TLS."""
+def _location(response: httpx.Response) -> str:
+    """Where a redirect points; anything else is an error that says which request and status."""
+    if "location" not in response.headers:
+        raise RuntimeError(
+            f"{response.request.method} {response.request.url.path}: {response.status_code}, no redirect"
+        )
+    return response.headers["location"]
 
-    def return_ok_secure(self, cookie, request) -> bool:  # type: ignore[no-untyped-def]
-        return True
+
+class _TlsTerminatingProxy(httpx.BaseTransport):
+    """Stands where the deployed TLS proxy does: takes the client's https request and passes it
+    on to gunicorn over plain http, saying X-Forwarded-Proto: https and X-Forwarded-For.
+
+    Like nginx's default upstream (HTTP/1.0, no keep-alive) it asks for the connection to be
+    closed after each reply: kept open through a reader's pause, it outlives gunicorn's 2 s
+    keep-alive and the next request can meet a connection the server is closing (reset by peer).
+    """
+
+    def __init__(self, *, client_ip: str) -> None:
+        self.client_ip = client_ip
+        self.upstream = httpx.HTTPTransport()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        request.url = request.url.copy_with(scheme="http")
+        request.headers["X-Forwarded-Proto"] = "https"
+        request.headers["X-Forwarded-For"] = self.client_ip
+        request.headers["Connection"] = "close"
+        return self.upstream.handle_request(request)
+
+    def close(self) -> None:
+        self.upstream.close()
 
 
 def behind_proxy(base: str, *, client_ip: str) -> httpx.Client:
-    """A client that reaches the server as a TLS-terminating proxy would pass requests on.
+    """A client that reaches the server at `base` (http) as a browser does through the TLS proxy.
 
     The server runs with its deployed security settings (HTTPS redirect, Secure cookies,
-    HSTS) and SECURE_PROXY_SSL_HEADER, so every request says X-Forwarded-Proto: https, and
-    carries the https Origin that Django's CSRF check compares against. Each simulated worker
-    comes from its own /24 (X-Forwarded-For, TRUSTED_PROXY_COUNT=1), as a real crowd does, so
-    the per-address throttles and lease caps stay on at their deployed values.
+    HSTS) and SECURE_PROXY_SSL_HEADER. The client speaks https, so it keeps and sends the
+    Secure session and CSRF cookies as a browser would, and sends the https Origin that
+    Django's CSRF check compares against; the proxy hop adds the forwarded headers. Each
+    simulated worker comes from its own /24 (X-Forwarded-For, TRUSTED_PROXY_COUNT=1), as a
+    real crowd does, so the per-address throttles and lease caps stay on at their deployed values.
     """
-    origin = "https://" + base.split("://", 1)[1]
+    https_base = "https://" + base.split("://", 1)[1]
     return httpx.Client(
-        base_url=base,
+        base_url=https_base,
         timeout=60,
         follow_redirects=False,
-        headers={"X-Forwarded-Proto": "https", "Origin": origin, "X-Forwarded-For": client_ip},
-        cookies=CookieJar(policy=_ProxiedCookiePolicy()),
+        headers={"Origin": https_base},
+        transport=_TlsTerminatingProxy(client_ip=client_ip),
     )
+
+
+def _wait_until_serving(server: subprocess.Popen, base: str) -> None:
+    """Return once /healthz answers; a server that exits or never answers stops the run here,
+    not as 100 workers' connection errors."""
+    for _ in range(100):
+        if server.poll() is not None:
+            raise SystemExit(f"gunicorn exited with {server.returncode} before serving (see its log above)")
+        try:
+            if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise SystemExit(f"gunicorn did not answer {base}/healthz within 20 s")
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -224,7 +277,8 @@ def main() -> int:
         **os.environ,
         "DATABASE_URL": database_url,
         "DEBUG": "0",
-        "SECRET_KEY": "bench-" + "x" * 40,
+        "REDIS_URL": REDIS,
+        "SECRET_KEY": "bench-only-secret-key-not-for-deployment-" + "x" * 40,  # >= 50 characters
         # As deployed behind a TLS-terminating proxy (docs/security.md), whatever `make bench` sets.
         "SECURE_SSL_REDIRECT": "1",
         "SESSION_COOKIE_SECURE": "1",
@@ -256,14 +310,10 @@ def main() -> int:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(100):
-            try:
-                if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
+        _wait_until_serving(server, base)
         barrier = threading.Barrier(args.workers)
         workers = [Worker(i, base, gold, barrier, args.think_ms) for i in range(args.workers)]
+        load_at_start = os.getloadavg()  # other work on the machine shows in the latencies
         started = time.perf_counter()
         for w in workers:
             w.start()
@@ -285,9 +335,11 @@ def main() -> int:
             "batches": args.batches,
             "tasks_per_batch": 30,
             "overlap": 3,
-            "server": f"gunicorn gthread {args.gunicorn_workers}x{args.threads}, DEBUG off, PostgreSQL",
+            "server": f"gunicorn gthread {args.gunicorn_workers}x{args.threads}, DEBUG off, PostgreSQL + Redis",
+            "proxy": "simulated TLS-terminating proxy: X-Forwarded-Proto: https, X-Forwarded-For, no upstream keep-alive",
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
+            "load_average_at_start": load_at_start,
             "load_average_at_end": os.getloadavg(),
             "client": "threads + httpx, same machine",
             "think_ms_mean": args.think_ms,
@@ -300,7 +352,10 @@ def main() -> int:
         "errors": len(errors),
         "error_samples": errors[:5],
         "verification": check,
-        "target_p95_ms": 150,
+        # With no pause the run is a stress test: the two cores saturate and latency is
+        # queueing, so only correctness decides its exit code; the p95 target is the paced run's.
+        "run": "target" if args.think_ms else "stress",
+        "target_p95_ms": TARGET_P95_MS,
     }
     result["correct"] = (
         not errors
@@ -309,11 +364,8 @@ def main() -> int:
         and not check["batches_over_overlap"]
         and not check["assignments_not_30"]
     )
-    result["meets_p95_target"] = max(result["task_load"]["p95_ms"], result["submit"]["p95_ms"]) < 150
-    # With no pause the run is a stress test: the two cores saturate and latency is queueing,
-    # so only correctness decides its exit code; the p95 target is the paced run's.
-    result["stress"] = not args.think_ms
-    result["ok"] = result["correct"] and (result["stress"] or result["meets_p95_target"])
+    result["meets_p95_target"] = max(result["task_load"]["p95_ms"], result["submit"]["p95_ms"]) < TARGET_P95_MS
+    result["ok"] = result["correct"] and (result["run"] == "stress" or result["meets_p95_target"])
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     suffix = f"-think{args.think_ms}" if args.think_ms else ""
     (RESULTS_DIR / f"annotation_load{suffix}.json").write_text(json.dumps(result, indent=2) + "\n")

@@ -2,10 +2,14 @@
 (~6,000 human votes, 2,400 judge verdicts) and, if the importer is there, the whole CoBBLEr import.
 
 Runs in a scratch SQLite database (or DATABASE_URL if set):  python -m benchmarks.report_full
-Targets (issue 6): the report (all sections) < 5 s per profile, and the report plus all three
-formats (json, csv, html) < 15 s. Each run's ``passed`` says whether both hold. The first run
-of the process also pays the analysis imports (pandas; scipy.special); ``warmup_s`` is kept apart.
-Results go to benchmarks/results/report_full.json.
+Targets: the report (all sections) < 2 s per profile (issue 25; it was 5 s in issue 6), and
+the report plus all three formats (json, csv, html) < 15 s. On PostgreSQL the tables are
+analysed after the data is written, as autovacuum does in a deployment (see
+``analysis_paper_report.analyze_after_import``). Each profile's report is computed three
+times and the best counts (``compute_runs_s`` keeps all three); each run's ``passed`` says
+whether both targets hold, and the process exits non-zero unless every run passed. The first
+run of the process also pays the analysis imports (pandas; scipy.special); ``warmup_s`` is
+kept apart. Results go to benchmarks/results/report_full.json.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import random
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,7 +36,9 @@ django.setup()
 
 from django.core.management import call_command  # noqa: E402
 
-COMPUTE_TARGET_S = 5.0  # the report, all sections, one profile
+from benchmarks.analysis_paper_report import analyze_after_import  # noqa: E402
+
+COMPUTE_TARGET_S = 2.0  # the report, all sections, one profile
 TOTAL_TARGET_S = 15.0  # the report plus the json, csv and html exports
 MODELS = ["alpaca-13b", "claude-v1", "gpt-3.5-turbo", "gpt-4", "llama-13b", "vicuna-13b"]
 
@@ -151,40 +158,51 @@ def synthetic_mtbench(slug: str, *, votes: int = 6000, seed: int = 1) -> object:
     return study
 
 
-def time_full_report(study, profile: str) -> dict:
+def _mark(stages: dict[str, float], label: str, _fraction: float) -> None:
+    stages.setdefault(label, time.perf_counter())
+
+
+def time_full_report(study, profile: str, *, repeats: int = 3) -> dict:
+    """The report computed ``repeats`` times (the best counts: other work on the machine only
+    ever adds time), then plotted and exported once."""
     from analysis.exporters import export, render_figures
     from analysis.services import compose_report
 
-    stages: dict[str, float] = {}
-    t0 = time.perf_counter()
-    report = compose_report(
-        study=study, profile=profile, progress=lambda label, _f: stages.setdefault(label, time.perf_counter())
-    )
+    computes = []
+    for _ in range(repeats):
+        stages: dict[str, float] = {}
+        t0 = time.perf_counter()
+        report = compose_report(study=study, profile=profile, progress=partial(_mark, stages))
+        t1 = time.perf_counter()
+        marks = [*stages.items(), ("manifest", t1)]
+        # Seconds per section (build_report announces each section before computing it).
+        breakdown = {name: round(marks[i + 1][1] - at, 3) for i, (name, at) in enumerate(marks[:-1])}
+        computes.append((t1 - t0, breakdown))
+    compute, breakdown = min(computes, key=lambda run: run[0])
     t1 = time.perf_counter()
-    marks = [*stages.items(), ("manifest", t1)]
-    # Seconds per section (build_report announces each section before computing it).
-    breakdown = {name: round(marks[i + 1][1] - at, 3) for i, (name, at) in enumerate(marks[:-1])}
     figures = render_figures(report)
     sizes = {fmt: len(export(report, fmt, figures=figures)) for fmt in ("json", "csv", "html")}
-    t2 = time.perf_counter()
+    exports = time.perf_counter() - t1
     lc = report["length_control"]
     return {
         "profile": profile,
-        "compute_s": round(t1 - t0, 3),
-        "plots_and_exports_s": round(t2 - t1, 3),
-        "total_s": round(t2 - t0, 3),
+        "compute_s": round(compute, 3),
+        "compute_runs_s": [round(seconds, 3) for seconds, _ in computes],
+        "plots_and_exports_s": round(exports, 3),
+        "total_s": round(compute + exports, 3),
         "sections_s": breakdown,
         "bytes": sizes,
         "votes": lc.get("counts", {}).get("votes"),
         "target_s": {"compute": COMPUTE_TARGET_S, "total": TOTAL_TARGET_S},
-        "passed": t1 - t0 < COMPUTE_TARGET_S and t2 - t0 < TOTAL_TARGET_S,
+        "passed": compute < COMPUTE_TARGET_S and compute + exports < TOTAL_TARGET_S,
     }
 
 
-def main() -> None:
+def main() -> int:
     call_command("migrate", verbosity=0)
     results: dict = {"machine_cpus": os.cpu_count(), "database": django.db.connection.vendor, "runs": []}
     study = synthetic_mtbench("bench-mtbench")
+    analyze_after_import()
     t0 = time.perf_counter()
     from analysis import exporters, report  # noqa: F401  (first-use imports, timed apart from the runs)
     from analysis.sections import agreement, bias, length_control, paper  # noqa: F401
@@ -201,6 +219,7 @@ def main() -> None:
         t0 = time.perf_counter()
         call_command("import_cobbler", str(cobbler), "--study", "bench-cobbler", verbosity=0)
         results["cobbler_import_s"] = round(time.perf_counter() - t0, 1)
+        analyze_after_import()
         for profile in ("cobbler-paper", "default"):
             run = time_full_report(Study.objects.get(slug="bench-cobbler"), profile) | {"study": "CoBBLEr import"}
             results["runs"].append(run)
@@ -209,7 +228,8 @@ def main() -> None:
     out = ROOT / "benchmarks" / "results" / "report_full.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {out}")
+    return 0 if results["passed"] else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -15,6 +15,7 @@ import pandas as pd
 from django.db.models import F, Q, QuerySet, Value
 from django.db.models.functions import Coalesce, Length, NullIf
 
+from analysis.loaders.report_cache import shared_within_report
 from analysis.profiles import DEFAULT, Profile
 from annotations.models import Assignment, Candidate, Instruction, Pair, Response, Study, Submission, Task
 from judging.models import AggregateJudgment, Judge, JudgeJob, Judgment
@@ -23,11 +24,13 @@ from judging.models import AggregateJudgment, Judge, JudgeJob, Judgment
 _NAMED_JOBS: ContextVar[tuple[int, ...] | None] = ContextVar("analysis_named_jobs", default=None)
 
 
+@shared_within_report()
 def candidate_order(study: Study) -> list[str]:
     """Candidate keys in the study's canonical order (CoBBLEr's response-file key order)."""
     return list(Candidate.objects.filter(study=study).order_by("position", "key").values_list("key", flat=True))
 
 
+@shared_within_report()
 def responses_frame(study: Study) -> pd.DataFrame:
     """``response, candidate, instruction, text``: every response of the study."""
     rows = Response.objects.filter(instruction__study=study).values_list(
@@ -36,6 +39,7 @@ def responses_frame(study: Study) -> pd.DataFrame:
     return pd.DataFrame.from_records(list(rows), columns=["response", "candidate", "instruction", "text"])
 
 
+@shared_within_report()
 def gold_pairs_frame(study: Study) -> pd.DataFrame:
     """``pair, instruction, gold_is_a, category``: every pair with a gold answer (``Pair.gold_response``).
 
@@ -122,6 +126,7 @@ def counted_judgments(study: Study, jobs: Iterable[int] | None = None) -> QueryS
     return Judgment.objects.filter(job__study=study, status=Judgment.Status.DONE).filter(which)
 
 
+@shared_within_report(context=lambda: _NAMED_JOBS.get())  # counted jobs depend on it
 def judgments_frame(study: Study, jobs: Iterable[int] | None = None) -> pd.DataFrame:
     """One row per finished judge call that counts.
 
@@ -218,6 +223,7 @@ def counted_work(profile: Profile | None = None, *, prefix: str = "assignment__"
     return counted
 
 
+@shared_within_report()
 def human_pairwise_frame(study: Study, *, profile: Profile | None = None) -> pd.DataFrame:
     """Answers to pairwise study items that count (``counted_work``: approved by default), one row each.
 
@@ -303,6 +309,7 @@ def human_rankings_frame(study: Study, *, profile: Profile | None = None) -> pd.
     return frame[["rater", "instruction", "ranking"]].sort_values(["rater", "instruction"]).reset_index(drop=True)
 
 
+@shared_within_report()
 def aggregates_frame(study: Study, *, collection: str | None = None, run: str | None = None) -> pd.DataFrame:
     """Imported win counts: ``judge, collection, run, instruction, candidate, wins``.
 

@@ -18,6 +18,7 @@ from django.db.models import BooleanField, Case, Value, When
 
 from analysis.length import VERDICT_COLUMNS, VOTE_COLUMNS
 from analysis.loaders import ITEM_TASKS, counted_judgments, counted_work
+from analysis.loaders.report_cache import shared_within_report
 from analysis.profiles import Profile
 from annotations.models import Response, Study, Submission, Task
 from annotations.vocabulary import AS_JUDGE_SLOT, JUDGE_SLOT_OF, CrowdChoice, JudgeSlot
@@ -40,6 +41,7 @@ def measure(text: str, unit: str) -> int:
     raise ValueError(f"unknown length unit {unit!r}")
 
 
+@shared_within_report()
 def response_lengths(*, study: Study, profile: Profile) -> dict[int, tuple[str, int]]:
     """Response id -> (candidate key, length) under the profile's unit and scope."""
     fields = ["id", "candidate__key", "text"]
@@ -65,6 +67,7 @@ def _unit(external_id: str, instruction_id: int) -> str:
     return external_id or f"instruction-{instruction_id}"
 
 
+@shared_within_report()
 def load_votes(*, study: Study, responses: dict[int, tuple[str, int]], profile: Profile | None = None) -> pd.DataFrame:
     rows = Submission.objects.filter(
         counted_work(profile),

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from analysis.metrics.rbo import rbo_ext_batch, rbo_many, rbo_trunc_batch
+from analysis.metrics.rbo import rbo_ext_batch, rbo_many, rbo_renamed, rbo_trunc_batch
 from analysis.metrics.stats import bootstrap_mean
 from analysis.metrics.vote_agreement import vote_agreement
 
@@ -22,12 +23,28 @@ def rbo_per_instruction(left: pd.Series, right: pd.Series, *, variant: str, p: f
     judges without ties) go through the vectorised batch functions; anything else
     through ``rbo_many`` (the general implementation's numbers, batched where it can).
     """
+    return _scores(_align(left, right, variant=variant), variant=variant, p=p, ties=ties)
+
+
+@dataclass(frozen=True)
+class _Aligned:
+    """Two series' rankings of the instructions both rank, and their integer codes when batchable."""
+
+    xs: list
+    ys: list
+    codes: tuple[np.ndarray, np.ndarray] | None
+
+
+def _align(left: pd.Series, right: pd.Series, *, variant: str) -> _Aligned:
     shared = left.index.intersection(right.index)
     xs, ys = left.loc[shared].tolist(), right.loc[shared].tolist()
-    codes = _as_codes(xs, ys) if variant in BATCHED else None
-    if codes is not None:
-        return BATCHED[variant](codes[0], codes[1], p)
-    return rbo_many(xs, ys, p, variant=variant, ties=ties)
+    return _Aligned(xs, ys, _as_codes(xs, ys) if variant in BATCHED else None)
+
+
+def _scores(aligned: _Aligned, *, variant: str, p: float, ties: str) -> np.ndarray:
+    if aligned.codes is not None:
+        return BATCHED[variant](aligned.codes[0], aligned.codes[1], p)
+    return rbo_many(aligned.xs, aligned.ys, p, variant=variant, ties=ties)
 
 
 def _as_codes(xs: list, ys: list) -> tuple[np.ndarray, np.ndarray] | None:
@@ -71,7 +88,8 @@ def rbo_row(
     ``with_chance`` adds ``chance``: what the same mean RBO is when ``left``'s items are put in
     random order (its tie structure kept), so a reader can tell agreement from list length.
     """
-    values = rbo_per_instruction(left, right, variant=variant, p=p, ties=ties)
+    aligned = _align(left, right, variant=variant)  # shared by the value and its chance level
+    values = _scores(aligned, variant=variant, p=p, ties=ties)
     if values.size == 0:
         return None
     row: dict[str, Any] = {
@@ -86,7 +104,7 @@ def rbo_row(
         "ties": ties,
     }
     if with_chance:
-        row["chance"] = chance_rbo(left, right, observed=row["value"], variant=variant, p=p, ties=ties, seed=seed)
+        row["chance"] = _chance(aligned, observed=row["value"], variant=variant, p=p, ties=ties, seed=seed)
     return row | extra
 
 
@@ -107,18 +125,22 @@ def chance_rbo(
     instructions, and the one-sided permutation p-value of ``observed`` ((1 + draws at or above
     it) / (1 + draws)); ``draws`` defaults to CHANCE_DRAWS, or CHANCE_DRAWS_TIED with ties. Five answers at p = 0.8 give a chance RBO_ext of about 0.67, not 0.
     """
-    shared = left.index.intersection(right.index)
-    xs, ys = left.loc[shared].tolist(), right.loc[shared].tolist()
+    aligned = _align(left, right, variant=variant)
+    return _chance(aligned, observed=observed, variant=variant, p=p, ties=ties, seed=seed, draws=draws)
+
+
+def _chance(
+    aligned: _Aligned, *, observed: float, variant: str, p: float, ties: str, seed: int, draws: int | None = None
+) -> dict:
+    xs, ys, codes = aligned.xs, aligned.ys, aligned.codes
     rng = np.random.default_rng(seed)
-    codes = _as_codes(xs, ys) if variant in BATCHED else None
     if codes is not None:
         draws = draws or CHANCE_DRAWS
         a, b = (np.repeat(c, draws, axis=0) for c in codes)
         null = BATCHED[variant](rng.permuted(a, axis=1), b, p).reshape(len(xs), draws).mean(axis=0)
     else:
         draws = draws or CHANCE_DRAWS_TIED
-        shuffled = [_relabelled(x, rng) for _ in range(draws) for x in xs]
-        null = rbo_many(shuffled, ys * draws, p, variant=variant, ties=ties).reshape(draws, len(xs)).mean(axis=1)
+        null = _tied_null(xs, ys, draws=draws, rng=rng, p=p, variant=variant, ties=ties).mean(axis=1)
     low, high = np.percentile(null, [2.5, 97.5])
     above = int(np.sum(null >= observed - 1e-12))
     return {
@@ -129,10 +151,35 @@ def chance_rbo(
     }
 
 
-def _relabelled(ranking: list, rng: np.random.Generator) -> list:
-    """``ranking`` with its items randomly renamed among themselves; tied groups stay groups."""
-    items = sorted({key for entry in ranking for key in (entry if isinstance(entry, frozenset) else (entry,))}, key=str)
-    names = dict(zip(items, (items[i] for i in rng.permutation(len(items))), strict=True))
+def _tied_null(
+    xs: list, ys: list, *, draws: int, rng: np.random.Generator, p: float, variant: str, ties: str
+) -> np.ndarray:
+    """(draws, instructions) RBO of each ``xs`` ranking with its items renamed at random, against ``ys``.
+
+    The renamings are drawn draw by draw, instruction by instruction (the seeded sequence the
+    null has always used); all draws are then scored in a few batches (``rbo_renamed``), or
+    through ``rbo_many`` for an instruction whose two lists do not rank the same items.
+    """
+    items = [_items(x) for x in xs]
+    renamings = [[rng.permutation(len(own)) for own in items] for _ in range(draws)]
+    per_instruction = [np.array([drawn[col] for drawn in renamings]) for col in range(len(xs))]
+    batched = rbo_renamed(list(zip(xs, ys, per_instruction, strict=True)), p, variant=variant, ties=ties)
+    null = np.empty((draws, len(xs)))
+    for col, (x, y, own, perms, scores) in enumerate(zip(xs, ys, items, per_instruction, batched, strict=True)):
+        if scores is None:
+            scores = rbo_many([_relabelled(x, own, perm) for perm in perms], [y] * draws, p, variant=variant, ties=ties)
+        null[:, col] = scores
+    return null
+
+
+def _items(ranking: list) -> list:
+    """The items a ranking holds, tied groups opened, in the order renamings index them."""
+    return sorted({key for entry in ranking for key in (entry if isinstance(entry, frozenset) else (entry,))}, key=str)
+
+
+def _relabelled(ranking: list, items: list, perm: np.ndarray) -> list:
+    """``ranking`` with ``items[i]`` renamed ``items[perm[i]]``; tied groups stay groups."""
+    names = dict(zip(items, (items[i] for i in perm), strict=True))
     return [frozenset(names[k] for k in e) if isinstance(e, frozenset) else names[e] for e in ranking]
 
 

@@ -285,6 +285,63 @@ def rbo_many(xs: Sequence[Ranking], ys: Sequence[Ranking], p: float, *, variant:
     return out
 
 
+def rbo_renamed(
+    cases: Sequence[tuple[Ranking, Ranking, np.ndarray]], p: float, *, variant: str, ties: str = "a"
+) -> list[np.ndarray | None]:
+    """For each ``(x, y, renamings)``: ``rbo_score(x renamed, y)`` for every row of ``renamings``
+    (the same numbers).
+
+    Row r renames x's items among themselves, tie groups kept: the item at position i of x's
+    items in sorted order becomes the one at position ``renamings[r, i]`` (the permutation
+    null of ``ranking_agreement.chance_rbo``). The rank arrays of the renamed rankings are
+    built in numpy, and every case of one shape (length, tie treatment) is scored in one
+    ``_pair_batch``, without building a ranking per row. A case is None unless the variant
+    is ``trunc`` or ``ext`` and x and y rank the same string items (then ``rbo_many`` applies).
+    """
+    out: list[np.ndarray | None] = [None] * len(cases)
+    if variant not in ("trunc", "ext") or ties not in TIES or not 0 < p < 1:
+        return out
+    buckets: dict[tuple[int, str], list[tuple[int, tuple[np.ndarray, ...]]]] = {}
+    for case, (x, y, renamings) in enumerate(cases):
+        renamed = _renamed_ranks(x, y, renamings)
+        if renamed is not None:
+            k, tied, ranks = renamed
+            buckets.setdefault((k, ties if tied else "w"), []).append((case, ranks))
+    for (k, mode), members in buckets.items():
+        stacked = [np.concatenate(part) for part in zip(*(ranks for _case, ranks in members), strict=True)]
+        scores = _pair_batch(*stacked, s=k, l=k, p=p, ties=mode, variant=variant)
+        start = 0
+        for case, ranks in members:
+            out[case] = scores[start : start + len(ranks[0])]
+            start += len(ranks[0])
+    return out
+
+
+def _renamed_ranks(x: Ranking, y: Ranking, renamings: np.ndarray) -> tuple[int, bool, tuple[np.ndarray, ...]] | None:
+    """``_pair_batch``'s rank arrays (short = renamed x, long = y) for every renaming, as ``rbo_many``
+    would build them from the renamed rankings; with the length and whether either side has ties."""
+    items_x, top_x, bottom_x = _flatten_lists(x)
+    items_y, top_y, bottom_y = _flatten_lists(y)
+    if not items_x or set(items_x) != set(items_y) or not all(isinstance(i, str) for i in items_x):
+        return None
+    k = len(items_x)
+    code = {item: n for n, item in enumerate(sorted(items_x, key=str))}  # the order ``_group`` sorts in
+    named = np.asarray(renamings)[:, [code[i] for i in items_x]]  # each row's new name at x's positions
+    # rbo lists a tie group's items in name order; groups (equal tops) stay where they are.
+    by_group = np.argsort(np.asarray(top_x) * k + named, axis=1)
+    universe = np.take_along_axis(named, by_group, axis=1)  # x is the short list (equal lengths)
+    at_y = np.empty((2, k), dtype=np.int64)  # first and last rank in y, by item code
+    at_y[:, [code[i] for i in items_y]] = [top_y, bottom_y]
+    rows = len(universe)
+    ranks = (
+        np.tile(np.asarray(top_x, dtype=np.int64), (rows, 1)),
+        np.tile(np.asarray(bottom_x, dtype=np.int64), (rows, 1)),
+        at_y[0][universe],
+        at_y[1][universe],
+    )
+    return k, top_x != bottom_x or top_y != bottom_y, ranks
+
+
 def _pair_batch(
     top_s: np.ndarray,
     bottom_s: np.ndarray,
@@ -375,8 +432,9 @@ def _prefix_agreement_sum(xs: np.ndarray, ys: np.ndarray, p: float) -> tuple[np.
     enter_x[rows, xs] = np.arange(k)
     enter_y[rows, ys] = np.arange(k)
     both = np.maximum(enter_x[rows, xs], enter_y[rows, xs])  # (n, k) per item of xs
-    hits = np.zeros((n, k))
-    np.add.at(hits, (np.repeat(np.arange(n), k), both.ravel()), 1.0)
+    # Items becoming shared at each depth: whole counts, so a bincount (not np.add.at, which
+    # is many times slower) gives exactly the same floats.
+    hits = np.bincount((rows * k + both).ravel(), minlength=n * k).reshape(n, k).astype(float)
     overlap = np.cumsum(hits, axis=1)
     agreement = overlap / np.arange(1, k + 1)
     trunc = (1 - p) * (agreement * p ** np.arange(k)).sum(axis=1)

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import rbo as rbo_package
 
-from analysis.metrics.rbo import parse_ranking, rbo, rbo_ext_batch, rbo_score, rbo_trunc_batch
+from analysis.metrics.rbo import parse_ranking, rbo, rbo_ext_batch, rbo_renamed, rbo_score, rbo_trunc_batch
 from tests.conftest import RBO_REFERENCE
 
 SCORES = ("ext", "min", "max", "res")
@@ -112,3 +112,41 @@ def test_it_parses_urbano_text_form():
     assert parse_ranking("a (b c) d") == ["a", frozenset({"b", "c"}), "d"]
     with pytest.raises(ValueError):
         parse_ranking("a (b c")
+
+
+def _random_tied_ranking(rng: np.random.Generator, items: list[str]) -> list:
+    """``items`` shuffled and cut into runs; a run of two or more is a tie group."""
+    shuffled = [items[i] for i in rng.permutation(len(items))]
+    out: list = []
+    while shuffled:
+        size = int(rng.integers(1, 4))
+        run, shuffled = shuffled[:size], shuffled[size:]
+        out.append(run[0] if len(run) == 1 else frozenset(run))
+    return out
+
+
+@pytest.mark.parametrize("ties", ["a", "w", "b"])
+@pytest.mark.parametrize("variant", ["ext", "trunc"])
+def test_renamed_batches_are_bit_identical_to_renaming_one_ranking_at_a_time(variant, ties):
+    rng = np.random.default_rng(11)
+    cases, expected = [], []
+    for size in [7] * 15 + [5] * 5:  # two lengths: cases of one shape share a batch
+        items = [f"m{i}" for i in range(size)]
+        x, y = _random_tied_ranking(rng, items), _random_tied_ranking(rng, items)
+        perms = np.array([rng.permutation(size) for _ in range(30)])
+        names = sorted(items)
+        renamed = []
+        for perm in perms:
+            new = dict(zip(names, (names[i] for i in perm), strict=True))
+            renamed.append([frozenset(new[k] for k in e) if isinstance(e, frozenset) else new[e] for e in x])
+        cases.append((x, y, perms))
+        expected.append([rbo_score(r, y, p=0.8, variant=variant, ties=ties) for r in renamed])
+    scores = rbo_renamed(cases, 0.8, variant=variant, ties=ties)
+    assert [s.tolist() for s in scores] == expected
+
+
+def test_renamed_batches_leave_lists_of_different_items_to_the_general_path():
+    perms = np.array([[1, 0, 2]])
+    same = (["a", "b", "c"], ["a", "b", "c"], perms)
+    assert rbo_renamed([(["a", "b", "c"], ["a", "b", "d"], perms), same], 0.8, variant="ext")[0] is None
+    assert rbo_renamed([same], 0.8, variant="min") == [None]
