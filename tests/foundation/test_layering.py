@@ -132,9 +132,6 @@ KNOWN_CYCLES = (
     {"annotations.simulation.crowd", "annotations.simulation.timeline"},
     {"judging.prompts", "judging.prompts.templates"},
     {"judging.models.grants", "judging.models.judges"},
-    {"judging.enqueue", "judging.services", "judging.tasks", "judging.generate.services"}
-    | {"judging.batch.driver", "judging.batch.tasks"}
-    | {"judging.runner", "judging.runner.chunk", "judging.runner.dispatch"},
     {"analysis.enqueue", "analysis.services", "analysis.tasks"},
 )
 CODE = ("annotations", "judging", "analysis", "cobbler_site")

@@ -171,10 +171,11 @@ def test_a_done_judgment_is_never_claimed_again(study, make_sim_judge, simulator
 def test_the_sweeper_requeues_only_silent_running_jobs(study, django_capture_on_commit_callbacks):
     from datetime import timedelta
 
+    from celery import Celery
     from django.utils import timezone
 
     from judging.models import JudgeJob
-    from judging.tasks import run_work_chunk, sweep_stale_judge_work
+    from judging.tasks import sweep_stale_judge_work
     from tests.conftest import purge_broker
 
     judge = services.ensure_baseline_judge(name="random")
@@ -189,7 +190,9 @@ def test_the_sweeper_requeues_only_silent_running_jobs(study, django_capture_on_
 
     # Messages leave on commit; the test's transaction never commits, so run them as if it had.
     with (
-        mock.patch.object(run_work_chunk, "delay", side_effect=lambda kind, *a: sent.append(a)),
+        mock.patch.object(
+            Celery, "send_task", autospec=True, side_effect=lambda app, name, args, **kw: sent.append(args[1:])
+        ),
         django_capture_on_commit_callbacks(execute=True),
     ):
         assert sweep_stale_judge_work.apply().get() == 1  # 36 rows in one chunk of 50
