@@ -25,8 +25,17 @@ POLL_BATCH = "judging.tasks.poll_batch"
 
 
 def _send_on_commit(task: str, args: tuple, countdown: float | None = None) -> None:
+    transaction.on_commit(functools.partial(_send, task, args, countdown or None))
+
+
+def _send(task: str, args: tuple, countdown: float | None) -> None:
+    app = current_app
+    if app.conf.task_always_eager:  # CELERY_TASK_ALWAYS_EAGER: run it here, as Task.delay would
+        app.loader.import_default_modules()  # registers the tasks by name
+        app.tasks[task].apply(args=args)
+        return
     # send_task applies the task routes by name (judging.tasks.* -> the llm queue), as delay does.
-    transaction.on_commit(functools.partial(current_app.send_task, task, args=args, countdown=countdown or None))
+    app.send_task(task, args=args, countdown=countdown)
 
 
 def work_chunks(kind: str, job_id: int, chunks: list[list[int]], *, countdown: float | None = None) -> int:
