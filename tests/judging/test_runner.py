@@ -217,3 +217,22 @@ def test_a_crashing_chunk_marks_the_job_failed(study, monkeypatch, task_name):
 
 def mock_crash(*args, **kwargs):
     return 1 / 0
+
+
+def test_requests_counted_but_never_sent_are_uncounted(study, make_sim_judge):
+    # A chunk counts all its requests before handing them out; a stop (pause, cancel,
+    # budget) keeps some from going out, and those must leave no trace in the counts.
+    from judging.runner import kind_of, store
+
+    job = services.start_judge_job(study=study, judge=make_sim_judge(), condition_names=["order"])
+    work = kind_of(job)
+    rows = work.load(job, list(work.rows(job).values_list("pk", flat=True)[:5]))
+    admitted, held, stop = store.admit(work, job, [(r, Decimal("0.01")) for r in work.requests(job, rows)])
+    assert len(admitted) == 5 and not held and not stop
+    store.unadmit(work, job, admitted[:3])
+    job.refresh_from_db()
+    assert job.calls == 2 == sum(work.rows(job).values_list("attempts", flat=True))
+    assert sorted(work.rows(job).filter(in_flight_usd__gt=0).values_list("pk", flat=True)) == sorted(
+        r.row.pk for r in admitted[3:]
+    )
+    assert [r.row.attempts for r in admitted] == [0, 0, 0, 1, 1]
