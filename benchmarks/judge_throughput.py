@@ -21,8 +21,13 @@ What it does:
 6. Each for both judge transports (`--transports openai,http`): the openai SDK, and the lean
    HTTP transport (same request without the SDK, ~1/5 of its CPU per call).
 Figures: `judgments_per_s` counts from the call of start_judge_job (rows are written and enqueued
-in batches while workers already run) to COMPLETED; `setup_seconds` is how long that call took.
-Results go to benchmarks/results/judge_throughput.json. Target: >= 85% of the ideal.
+in batches while workers already run) to COMPLETED; `setup_seconds` is how long that call took;
+`steady_per_s` counts from the first stored judgment to the last (no setup, no first round trip:
+on a shared machine the setup competes with the worker for the CPU).
+Results go to benchmarks/results/judge_throughput.json. Targets (issue 25): >= 95% of the ideal
+with the openai SDK and >= 97% with the lean HTTP transport on one worker, two workers >= 1.9x,
+with exact counting (sum of attempts == calls). On a shared machine the wall-clock ratios are
+noisy; `worker_cpu_ms_per_judgment` is the steadier figure.
 """
 
 from __future__ import annotations
@@ -105,6 +110,8 @@ def _stop(procs: list[subprocess.Popen]) -> None:
 
 
 def run_jobs(*, n: int, latency_ms: int, concurrency: int, workers: int, transport: str) -> dict:
+    from django.db.models import Max, Min
+
     from cobbler_site.celery import app
     from judging import services
     from judging.models import Judge
@@ -166,6 +173,8 @@ def run_jobs(*, n: int, latency_ms: int, concurrency: int, workers: int, transpo
 
     cpu = sum(_cpu_seconds(p.pid) for p in procs) - cpu_before
     _stop(procs + sim)
+    span = job.judgments.aggregate(first=Min("completed_at"), last=Max("completed_at"))
+    steady = (job.done - 1) / max((span["last"] - span["first"]).total_seconds(), 1e-9) if job.done > 1 else 0.0
     ideal = concurrency / (latency_ms / 1000)
     rate = job.done / elapsed
     result = {
@@ -181,6 +190,8 @@ def run_jobs(*, n: int, latency_ms: int, concurrency: int, workers: int, transpo
         "judgments_per_s": round(rate, 1),
         "ideal_per_s": ideal,
         "ratio_of_ideal": round(rate / ideal, 3),
+        "steady_per_s": round(steady, 1),
+        "steady_ratio_of_ideal": round(steady / ideal, 3),
         "worker_cpu_ms_per_judgment": round(1000 * cpu / max(job.done, 1), 3),
     }
     study.delete()

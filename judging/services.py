@@ -16,7 +16,10 @@ from django.utils import timezone
 
 from annotations.models import Pair, Study
 from judging import conditions, enqueue, generation_params, parsers, prompts
-from judging.models import Judge, JudgeJob, Judgment, LLMJob
+from judging.batch import driver
+from judging.generate.finish import own_candidate_key
+from judging.models import GenerationJob, Judge, JudgeJob, Judgment, LLMJob
+from judging.runner import enqueue_sync, kind_of, maybe_complete
 from judging.runner.dispatch import chunked
 from judging.vocabulary import Parser, RowStatus
 
@@ -318,14 +321,10 @@ def plan_judge_job(
 
 def _self_key(study: Study, judge: Judge) -> str:
     # Egocentric bias without a manual --self-candidate: the answers this model generated.
-    from judging.generate.services import own_candidate_key
-
     return own_candidate_key(study=study, judge=judge)
 
 
 def _finish_queueing(job: LLMJob) -> None:
-    from judging.runner import maybe_complete
-
     if job.transition((job.Status.QUEUED,), job.Status.RUNNING):
         maybe_complete(job)  # every chunk may have finished before the last batch was in
 
@@ -426,14 +425,15 @@ def judgments_per_pair(
 
 
 def enqueue_pending(*, job: LLMJob) -> int:
-    """Send the job's unclaimed pending rows to the llm queue (any job type, mode-aware:
-    judging.runner.enqueue_pending); returns chunks (or batches) sent.
+    """Send the job's pending rows on (any job type): a batch-mode job's to the Batch API
+    driver, else its unclaimed, un-deferred, non-batched rows as synchronous chunks; returns
+    chunks (or batch submissions) sent.
 
     Safe to repeat: a duplicate message finds its rows claimed or done and does nothing.
     """
-    from judging.runner import enqueue_pending as enqueue
-
-    return enqueue(job)
+    if job.mode == LLMJob.Mode.BATCH:
+        return driver.submit(job)
+    return enqueue_sync(job)
 
 
 def pause_job(*, job: LLMJob) -> bool:
@@ -453,8 +453,6 @@ def resume_job(*, job: LLMJob, budget_usd: Decimal | None = None) -> bool:
     ``budget_usd`` raises the budget of a job stopped by it. Returns False when the job
     is already running or completed with nothing left to do.
     """
-    from judging.runner import kind_of
-
     job_model, rows = type(job), kind_of(job).rows(job)
     if budget_usd is not None:
         if budget_usd < 0:
@@ -487,9 +485,6 @@ def requeue_stale_work(*, stale_after: timedelta) -> int:
     Covers messages lost with a killed worker (the filesystem broker drops them; Redis
     gives them back only after its visibility timeout). Returns the number of chunks sent.
     """
-    from judging.models import GenerationJob
-    from judging.runner import maybe_complete
-
     cutoff = timezone.now() - stale_after
     chunks = 0
     for job_model in (JudgeJob, GenerationJob):

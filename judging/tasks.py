@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import OperationalError
 from django.utils import timezone
 
-from judging import runner, services
+from judging import enqueue, runner, services
 from judging.batch.tasks import poll_batch, submit_batch, sweep_batches  # noqa: F401 - registers them
 
 logger = logging.getLogger(__name__)
@@ -36,6 +36,7 @@ class ChunkTask(DjangoTask):  # DjangoTask: delay_on_commit, as every task of th
 
 
 @shared_task(
+    name=enqueue.RUN_WORK_CHUNK,
     base=ChunkTask,
     acks_late=True,  # redeliver if the worker dies mid-chunk; safe: claims make it idempotent
     # Only the database being briefly away is retried here: LLM errors defer their row

@@ -4,13 +4,13 @@ One poll chain per batch: ``poll_batch`` re-schedules itself every ``BATCH_POLL_
 while the provider works. The chain carries a token kept in the cache; starting a new
 chain (after a worker restart, or by the sweeper) replaces the token, and a superseded
 chain stops at its next wake, so polls never multiply. A chain lost with a killed worker
-is restarted when a worker comes up (``worker_ready``) and by the periodic sweeper.
+is restarted when a worker comes up (``worker_ready``) and by the periodic sweeper. Chains
+are started, and polls sent, by task name from ``judging.enqueue``.
 """
 
 from __future__ import annotations
 
 import logging
-import uuid
 from datetime import timedelta
 
 from celery import shared_task
@@ -20,7 +20,10 @@ from django.core.cache import cache
 from django.db import OperationalError
 from django.utils import timezone
 
+from judging import enqueue
+from judging.batch import driver
 from judging.models import BatchRun
+from judging.runner import kind_of
 
 logger = logging.getLogger(__name__)
 State = BatchRun.State
@@ -28,28 +31,11 @@ State = BatchRun.State
 PREPARING_GRACE = timedelta(minutes=10)
 
 
-def _token_key(batch_run_id: int) -> str:
-    return f"batch-poll-chain:{batch_run_id}"
-
-
-def schedule_poll(batch_run_id: int, *, countdown: float | None = None) -> str:
-    """Start a (new) poll chain for a batch; an older chain for it stops at its next wake."""
-    token = uuid.uuid4().hex
-    cache.set(_token_key(batch_run_id), token, timeout=None)
-    poll_batch.apply_async_on_commit(  # type: ignore[attr-defined]  # Celery 5.4+; not in celery-types 0.26
-        (batch_run_id, token), countdown=settings.BATCH_POLL_SECONDS if countdown is None else countdown
-    )
-    return token
-
-
 @shared_task(
-    name="judging.tasks.submit_batch", acks_late=True, autoretry_for=(OperationalError,), max_retries=5, retry_backoff=2
+    name=enqueue.SUBMIT_BATCH, acks_late=True, autoretry_for=(OperationalError,), max_retries=5, retry_backoff=2
 )
 def submit_batch(kind: str, job_id: int) -> int:
     """Submit the job's free pending rows as batches; returns the number of BatchRuns made."""
-    from judging.batch import driver
-    from judging.runner import kind_of
-
     job = kind_of(kind).job_model.objects.filter(pk=job_id).first()
     if job is None:
         return 0
@@ -58,25 +44,19 @@ def submit_batch(kind: str, job_id: int) -> int:
     return driver.runs_of(job).count() - before
 
 
-@shared_task(
-    name="judging.tasks.poll_batch", acks_late=True, autoretry_for=(OperationalError,), max_retries=5, retry_backoff=2
-)
+@shared_task(name=enqueue.POLL_BATCH, acks_late=True, autoretry_for=(OperationalError,), max_retries=5, retry_backoff=2)
 def poll_batch(batch_run_id: int, token: str = "") -> str:
     """Poll one batch; while it runs, come back in BATCH_POLL_SECONDS (same chain)."""
-    from judging.batch import driver
-
-    current = cache.get(_token_key(batch_run_id))
+    current = cache.get(enqueue.poll_token_key(batch_run_id))
     if token and current and current != token:
         return "superseded"  # a newer chain polls this batch
     if current is None and token:
-        cache.set(_token_key(batch_run_id), token, timeout=None)  # the cache forgot: adopt
+        cache.set(enqueue.poll_token_key(batch_run_id), token, timeout=None)  # the cache forgot: adopt
     state = driver.poll(batch_run_id)
     if state == State.SUBMITTED:
-        poll_batch.apply_async_on_commit(  # type: ignore[attr-defined]  # as above
-            (batch_run_id, token), countdown=settings.BATCH_POLL_SECONDS
-        )
+        enqueue.batch_poll(batch_run_id, token, countdown=settings.BATCH_POLL_SECONDS)
     else:
-        cache.delete(_token_key(batch_run_id))
+        cache.delete(enqueue.poll_token_key(batch_run_id))
     return state
 
 
@@ -87,15 +67,13 @@ def sweep_batches(stale_after: float | None = None) -> int:
     A submitted batch not polled for three poll intervals (at least a minute) lost its
     chain. Returns the number of chains started.
     """
-    from judging.batch import driver
-
     quiet = timedelta(seconds=max(3 * settings.BATCH_POLL_SECONDS, 60) if stale_after is None else stale_after)
     now = timezone.now()
     started = 0
     for run_id in BatchRun.objects.filter(state=State.SUBMITTED, last_polled_at__lt=now - quiet).values_list(
         "pk", flat=True
     ):
-        schedule_poll(run_id, countdown=0)
+        enqueue.batch_poll_chain(run_id, countdown=0)
         started += 1
     for run in BatchRun.objects.filter(
         state=State.PREPARING, created_at__lt=now - PREPARING_GRACE, provider_batch_id=""
@@ -108,7 +86,7 @@ def resume_all_polls() -> int:
     """A new chain for every submitted batch (a worker restart lost the chains it held)."""
     runs = list(BatchRun.objects.filter(state=State.SUBMITTED).values_list("pk", flat=True))
     for run_id in runs:
-        schedule_poll(run_id, countdown=0)
+        enqueue.batch_poll_chain(run_id, countdown=0)
     return len(runs)
 
 

@@ -10,7 +10,7 @@ storing once), ``chunk`` (one Celery chunk), ``dispatch`` (queueing, completion)
 from __future__ import annotations
 
 from judging.runner.chunk import run_chunk
-from judging.runner.dispatch import enqueue_pending, enqueue_sync, maybe_complete
+from judging.runner.dispatch import enqueue_sync, maybe_complete
 from judging.runner.store import store_results
 from judging.runner.work import Request, Result, WorkKind, generation_cache_key, kind_of, llm_cache_key
 
@@ -18,7 +18,6 @@ __all__ = [
     "Request",
     "Result",
     "WorkKind",
-    "enqueue_pending",
     "enqueue_sync",
     "generation_cache_key",
     "kind_of",

@@ -1,9 +1,11 @@
 """One attempt of one request, in an HTTP thread, and the retry policy.
 
-An HTTP thread never touches the database: before sending it asks the chunk's thread, which
-counts the request (``store.admit``) and answers yes or no; after the call it hands the
-outcome back. A transient error is not slept on here: the row is deferred (``retry_at``),
-released, and a later chunk retries it, so waiting never holds a worker slot.
+An HTTP thread never touches the database. The chunk's thread counted the request before
+handing it over (``store.admit``); the HTTP thread sends it unless the chunk stopped
+meanwhile (pause, cancel, budget), and always reports back exactly one message: ``Answered``
+(it was sent: the outcome), ``NotSent`` (the chunk un-counts it) or ``Crashed`` (a bug). A
+transient error is not slept on here: the row is deferred (``retry_at``), released, and a
+later chunk retries it, so waiting never holds a worker slot.
 """
 
 from __future__ import annotations
@@ -11,9 +13,8 @@ from __future__ import annotations
 import queue
 import random
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
-from decimal import Decimal
 
 from django.conf import settings
 from django.utils import timezone
@@ -23,7 +24,29 @@ from judging.runner.limits import ModelLimits
 from judging.runner.store import Outcome
 from judging.runner.work import Request, estimate_tokens
 
-ADMIT_TIMEOUT = 60.0  # a chunk thread that died never answers: give up, send nothing
+
+@dataclass(frozen=True)
+class Answered:
+    """The request was sent (or a baseline answered it): what came back."""
+
+    outcome: Outcome
+
+
+@dataclass(frozen=True)
+class NotSent:
+    """The chunk stopped before the request went out: nothing was spent on it."""
+
+    request: Request
+
+
+@dataclass(frozen=True)
+class Crashed:
+    """A bug in the HTTP thread: the chunk's thread re-raises it."""
+
+    error: Exception
+
+
+Report = Answered | NotSent | Crashed
 
 
 def backoff(attempt: int) -> float:
@@ -38,66 +61,50 @@ def retry_delay(exc: llm.TransientError, attempts: int) -> float:
     return max(0.0, min(delay, settings.JUDGING_BACKOFF_CAP))
 
 
-@dataclass
-class Ticket:
-    """An HTTP thread's "may I send this?" to the chunk thread."""
-
-    request: Request
-    estimate: Decimal
-    answered: threading.Event = field(default_factory=threading.Event)
-    allowed: bool = False
-
-
 def attempt(
     judge: llm.JudgeSnapshot,
     limits: ModelLimits | None,
     request: Request,
-    estimate: Decimal,
-    inbox: queue.Queue,
+    inbox: queue.Queue[Report],
     stop: threading.Event,
 ) -> None:
-    """Runs in an HTTP thread; always posts exactly one ("done"|"skip", ...) message."""
+    """Runs in an HTTP thread; always posts exactly one report to ``inbox``."""
     try:
-        inbox.put(_attempt(judge, limits, request, estimate, inbox, stop))
+        inbox.put(_attempt(judge, limits, request, stop))
     except Exception as exc:  # a bug: the chunk thread re-raises it
-        inbox.put(("crash", exc))
+        inbox.put(Crashed(exc))
 
 
 def _attempt(
-    judge: llm.JudgeSnapshot,
-    limits: ModelLimits | None,
-    request: Request,
-    estimate: Decimal,
-    inbox: queue.Queue,
-    stop: threading.Event,
-) -> tuple[str, object]:
+    judge: llm.JudgeSnapshot, limits: ModelLimits | None, request: Request, stop: threading.Event
+) -> Answered | NotSent:
     if limits is None:  # a baseline: answered locally, no request, nothing to count
         # Baselines are judges only, and a judge prompt always carries its labels and texts.
         assert request.labels is not None and request.texts is not None
         if stop.is_set():
-            return "skip", request
-        return "done", Outcome(
-            request,
-            llm.complete(
-                judge, request.messages, seed_parts=request.seed_parts, labels=request.labels, texts=request.texts
-            ),
+            return NotSent(request)
+        return Answered(
+            Outcome(
+                request,
+                llm.complete(
+                    judge, request.messages, seed_parts=request.seed_parts, labels=request.labels, texts=request.texts
+                ),
+            )
         )
     if not limits.concurrency.acquire(stop.is_set):
-        return "skip", request
+        return NotSent(request)
     rate_limited, retry_after = False, None
     try:
         if stop.is_set():
-            return "skip", request
+            return NotSent(request)
         limits.requests.acquire(1)
         tokens = estimate_tokens(request) if limits.tpm else 0
         if tokens:
             limits.tokens.acquire(tokens)
-        ticket = Ticket(request, estimate)
-        inbox.put(("ask", ticket))
-        if not ticket.answered.wait(ADMIT_TIMEOUT) or not ticket.allowed:
+        if stop.is_set():  # stopped while this request waited for its rate limits
             if tokens:
                 limits.tokens.reserve(-tokens)
-            return "skip", request
+            return NotSent(request)
         outcome = Outcome(request)
         try:
             outcome.completion = llm.complete(
@@ -120,6 +127,6 @@ def _attempt(
             used = (outcome.completion.tokens_in + outcome.completion.tokens_out) if outcome.completion else 0
             if used != tokens:
                 limits.tokens.reserve(used - tokens)
-        return "done", outcome
+        return Answered(outcome)
     finally:
         limits.concurrency.release(rate_limited=rate_limited, retry_after=retry_after)

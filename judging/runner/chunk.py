@@ -6,8 +6,9 @@ threads), further limited by the model's adaptive concurrency (halved on 429s) a
 shared token buckets (RPM/TPM across every process). At most JUDGING_CHUNKS_PER_MODEL chunks
 of one model run at once in a process; a chunk beyond that goes back to the queue with a
 countdown instead of waiting, so one model never takes every worker slot. HTTP threads never
-touch the database: the chunk's thread counts each request before it is sent, stores
-results in small batches, renews its claim and notices pause, cancel and budget.
+touch the database: the chunk's thread counts its requests (in one write) before handing
+them over, stores results in small batches, un-counts requests a stop kept from going out,
+renews its claim and notices pause, cancel and budget.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -26,9 +28,9 @@ from django.utils import timezone
 
 from judging import llm
 from judging.runner import claims, dispatch, limits, store
-from judging.runner.calls import attempt
+from judging.runner.calls import Answered, Crashed, Report, attempt
 from judging.runner.store import Outcome
-from judging.runner.work import WorkKind, estimate_cost, kind_of
+from judging.runner.work import Request, WorkKind, estimate_cost, kind_of
 from judging.vocabulary import JudgeKind, RowStatus
 
 logger = logging.getLogger(__name__)
@@ -157,123 +159,163 @@ def _next_rows(work: WorkKind, job: Any) -> list[int]:
 
 
 def _run_claimed(work: WorkKind, job: Any, token: str) -> int:
+    """Answer the rows this chunk holds (``token``): from the cache, then by calling."""
     judge = llm.JudgeSnapshot.of(job.judge)
-    rows = work.load(
-        job, list(work.rows(job).filter(claim_token=token, status=RowStatus.PENDING).values_list("pk", flat=True))
-    )
-    requests = work.requests(job, rows)
-    baseline = judge.kind == JudgeKind.BASELINE
-    outcomes: list[Outcome] = []
-    misses = requests
-    if not baseline:  # baselines are free and seeded per row, so never cached
-        hits = claims.cached([r.cache_key for r in requests])
-        outcomes = [
-            Outcome(
-                r,
-                llm.Completion(
-                    hits[r.cache_key].raw_text, hits[r.cache_key].tokens_in, hits[r.cache_key].tokens_out, 0
-                ),
-                cached=True,
-            )
-            for r in requests
-            if r.cache_key in hits
-        ]
-        misses = [r for r in requests if r.cache_key not in hits]
-    # Identical requests in this chunk: call once, answer the twins from that call.
-    leaders: dict[str, Any] = {}
-    twins = []
-    for r in misses:
-        (twins.append(r) if r.cache_key in leaders and not baseline else leaders.setdefault(r.cache_key, r))
-    model_limits = (
-        None
-        if baseline
-        else limits.for_model(judge.id, judge.max_concurrency, judge.requests_per_minute, judge.tokens_per_minute)
-    )
-    inbox: queue.Queue = queue.Queue()
-    stop = threading.Event()
-    pool = _pool(judge)
-    for r in leaders.values():
-        pool.submit(attempt, judge, model_limits, r, estimate_cost(job.judge, r), inbox, stop)
-    waiting = len(leaders)
-    by_key: dict[str, Outcome | None] = {}
-    stored = 0
-    last_flush = last_renew = time.monotonic()
-    held: list[Any] = []  # asks waiting for the budget until the requests out are stored
-    stored_since = False
+    plan = _plan(work, job, token, baseline=judge.kind == JudgeKind.BASELINE)
+    calls = _Calls(work, job, token, judge)
+    calls.outcomes += plan.from_cache
     try:
-        while waiting:
-            messages = _drain(inbox, timeout=FLUSH_SECONDS)
-            asks = [m[1] for m in messages if m[0] == "ask"]
-            if asks or (held and (stored_since or not messages)):
-                held = _answer(work, job, held + asks, stop)
-            stored_since = False
-            for tag, value in messages:
-                if tag == "crash":
-                    raise value
-                if tag in ("done", "skip"):
-                    waiting -= 1
-                    if tag == "done":
-                        outcomes.append(value)
-                        by_key[value.request.cache_key] = value
-                    else:
-                        by_key[value.cache_key] = None
+        calls.send(plan.leaders)
+        calls.collect()
+    finally:
+        calls.stop_sending()
+    calls.answer_twins(plan.twins)
+    calls.flush()
+    return calls.stored
+
+
+@dataclass
+class _Plan:
+    """What a claimed chunk needs: answers the cache has, requests to send, and the twins
+    (identical requests in the chunk) answered from their leader's call."""
+
+    from_cache: list[Outcome]
+    leaders: list[Request]
+    twins: list[Request]
+
+
+def _plan(work: WorkKind, job: Any, token: str, *, baseline: bool) -> _Plan:
+    held = work.rows(job).filter(claim_token=token, status=RowStatus.PENDING).values_list("pk", flat=True)
+    requests = work.requests(job, work.load(job, list(held)))
+    if baseline:  # baselines are free and seeded per row: never cached, never shared
+        return _Plan([], requests, [])
+    hits = claims.cached([r.cache_key for r in requests])
+    from_cache = [
+        Outcome(r, llm.Completion(hit.raw_text, hit.tokens_in, hit.tokens_out, 0), cached=True)
+        for r in requests
+        if (hit := hits.get(r.cache_key)) is not None
+    ]
+    leaders: dict[str, Request] = {}
+    twins = []
+    for r in requests:
+        if r.cache_key in hits:
+            continue
+        if r.cache_key in leaders:
+            twins.append(r)
+        else:
+            leaders[r.cache_key] = r
+    return _Plan(from_cache, list(leaders.values()), twins)
+
+
+class _Calls:
+    """The chunk thread's side of its calls: counts requests before handing them to the
+    model's HTTP threads, collects their reports, stores answers in small batches,
+    un-counts what was never sent, keeps the claim alive and notices pause, cancel and
+    budget between flushes."""
+
+    def __init__(self, work: WorkKind, job: Any, token: str, judge: llm.JudgeSnapshot) -> None:
+        self.work, self.job, self.token, self.judge = work, job, token, judge
+        self.free = judge.kind == JudgeKind.BASELINE  # answered locally: nothing to count
+        self.limits = (
+            None
+            if self.free
+            else limits.for_model(judge.id, judge.max_concurrency, judge.requests_per_minute, judge.tokens_per_minute)
+        )
+        self.inbox: queue.Queue[Report] = queue.Queue()
+        self.stop = threading.Event()
+        self.out = 0  # requests handed to HTTP threads that have not reported yet
+        self.held: list[Request] = []  # wait for the budget until requests out are stored
+        self.outcomes: list[Outcome] = []  # not stored yet
+        self.unsent: list[Request] = []  # counted but never sent: not un-counted yet
+        self.by_key: dict[str, Outcome] = {}  # what each leader's call brought
+        self.stored = 0
+
+    def send(self, requests: list[Request]) -> None:
+        """Count ``requests`` (those the budget allows now; the rest are held) and hand
+        them to the HTTP threads."""
+        self.held = []
+        if self.stop.is_set() or not requests:
+            return
+        admitted = requests
+        if not self.free:
+            asks = [(r, estimate_cost(self.job.judge, r)) for r in requests]
+            admitted, self.held, why = store.admit(self.work, self.job, asks)
+            if why:
+                self.stop_sending()
+                logger.info("job %s: no new calls (%s)", self.job.pk, why)
+        pool = _pool(self.judge)
+        for r in admitted:
+            pool.submit(attempt, self.judge, self.limits, r, self.inbox, self.stop)
+        self.out += len(admitted)
+
+    def collect(self) -> None:
+        """Until every request handed out has reported and none is held for the budget."""
+        last_flush = last_renew = time.monotonic()
+        while self.out or (self.held and not self.stop.is_set()):
+            reports = _drain(self.inbox, timeout=FLUSH_SECONDS)
+            for report in reports:
+                self._take(report)
             now = time.monotonic()
-            if len(outcomes) >= FLUSH_SIZE or (now - last_flush >= FLUSH_SECONDS):
-                if outcomes:
-                    stored += store.store(work, job, outcomes, token=token)
-                    outcomes, stored_since = [], True
-                _watch(job, stop)
+            if len(self.outcomes) >= FLUSH_SIZE or now - last_flush >= FLUSH_SECONDS:
+                stored = self.flush()
+                _watch(self.job, self.stop)
                 last_flush = now
+                # Held requests ask again once answers are stored (they may cost less than
+                # estimated), or when nothing happened here (other chunks may have stored).
+                if self.held and (stored or not reports):
+                    self.send(self.held)
             if now - last_renew >= settings.JUDGING_LEASE_SECONDS / 3:
                 # Heartbeat: a slow but live chunk keeps its rows; a dead one loses them.
-                claims.renew(work, job, token)
+                claims.renew(self.work, self.job, self.token)
                 last_renew = now
-    finally:
-        stop.set()
-        for ticket in held + [v for tag, v in _drain(inbox, timeout=0) if tag == "ask"]:
-            ticket.answered.set()  # refused: nothing is sent after we stopped
-    for twin in twins:
-        leader = by_key.get(twin.cache_key)
-        if leader is None:
-            continue  # the leader was never sent: the twin stays pending
-        if leader.completion is not None:
-            outcomes.append(Outcome(twin, leader.completion, cached=True))
-        else:
-            outcomes.append(Outcome(twin, error=leader.error, retry_at=leader.retry_at))
-    if outcomes:
-        stored += store.store(work, job, outcomes, token=token)
-    return stored
+
+    def _take(self, report: Report) -> None:
+        if isinstance(report, Crashed):
+            raise report.error
+        self.out -= 1
+        if isinstance(report, Answered):
+            self.outcomes.append(report.outcome)
+            self.by_key[report.outcome.request.cache_key] = report.outcome
+        elif not self.free:
+            self.unsent.append(report.request)
+
+    def stop_sending(self) -> None:
+        """Nothing more goes out: HTTP threads not yet sending report ``NotSent``."""
+        self.stop.set()
+        self.held = []
+
+    def answer_twins(self, twins: list[Request]) -> None:
+        for twin in twins:
+            leader = self.by_key.get(twin.cache_key)
+            if leader is None:
+                continue  # the leader was never sent: the twin stays pending
+            if leader.completion is not None:
+                self.outcomes.append(Outcome(twin, leader.completion, cached=True))
+            else:
+                self.outcomes.append(Outcome(twin, error=leader.error, retry_at=leader.retry_at))
+
+    def flush(self) -> int:
+        """Store the outcomes collected and un-count the requests not sent; returns rows stored."""
+        stored = 0
+        if self.outcomes:
+            stored = store.store(self.work, self.job, self.outcomes, token=self.token)
+            self.outcomes = []
+            self.stored += stored
+        if self.unsent:
+            store.unadmit(self.work, self.job, self.unsent)
+            self.unsent = []
+        return stored
 
 
-def _drain(inbox: queue.Queue, timeout: float) -> list[tuple[str, Any]]:
-    messages = []
+def _drain(inbox: queue.Queue[Report], timeout: float) -> list[Report]:
+    reports = []
     try:
-        messages.append(inbox.get(timeout=timeout) if timeout else inbox.get_nowait())
+        reports.append(inbox.get(timeout=timeout) if timeout else inbox.get_nowait())
         while True:
-            messages.append(inbox.get_nowait())
+            reports.append(inbox.get_nowait())
     except queue.Empty:
         pass
-    return messages
-
-
-def _answer(work: WorkKind, job: Any, asks: list[Any], stop: threading.Event) -> list[Any]:
-    """Count the requests about to be sent, then let exactly those go; returns the asks
-    held back for the budget until the requests already out are stored."""
-    admitted: list[Any] = []
-    held: list[Any] = []
-    try:
-        if not stop.is_set():
-            admitted, held, why = store.admit(work, job, [(t.request, t.estimate) for t in asks])
-            if why:
-                stop.set()
-                logger.info("job %s: no new calls (%s)", job.pk, why)
-    finally:
-        ok, wait = {id(r) for r in admitted}, {id(r) for r in held}
-        for t in asks:
-            if id(t.request) not in wait or stop.is_set():
-                t.allowed = id(t.request) in ok
-                t.answered.set()
-    return [t for t in asks if id(t.request) in wait and not stop.is_set()]
+    return reports
 
 
 def _watch(job: Any, stop: threading.Event) -> None:

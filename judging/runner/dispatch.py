@@ -1,8 +1,8 @@
-"""Getting rows onto the queue (sync chunks or a batch) and finishing a job."""
+"""Getting rows onto the queue as synchronous chunks, and finishing a job (batch mode is
+``judging.batch.driver``, above the runner; ``judging.services.enqueue_pending`` picks)."""
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from django.conf import settings
@@ -10,11 +10,9 @@ from django.db.models import Max
 from django.utils import timezone
 
 from judging import enqueue
-from judging.models import LLMJob
+from judging.generate.finish import finish_generation_job
 from judging.runner.work import WorkKind, kind_of
 from judging.vocabulary import RowStatus
-
-logger = logging.getLogger(__name__)
 
 
 def chunked(keyed: list[tuple[int, str]]) -> list[list[int]]:
@@ -62,20 +60,6 @@ def enqueue_sync(job: Any, row_ids: list[int] | None = None) -> int:
     return sent
 
 
-def enqueue_pending(job: Any) -> int:
-    """Mode-aware: a batch-mode job goes to the Batch API driver (when installed), else sync
-    chunks for its unclaimed, un-deferred, non-batched pending rows. Safe to repeat."""
-    if job.mode == LLMJob.Mode.BATCH:
-        try:
-            from judging.batch import driver
-        except ImportError:
-            driver = None  # type: ignore[assignment]  # the Batch API driver is optional
-        if driver is not None and hasattr(driver, "submit"):
-            return driver.submit(job)
-        logger.warning("job %s: batch mode without a batch driver; running synchronously", job.pk)
-    return enqueue_sync(job)
-
-
 def schedule_deferred(work: WorkKind, job: Any, ids: list[int]) -> int:
     """After a chunk: its rows waiting for a retry go back to the queue with a countdown."""
     # Every deferred row, due or not: a short Retry-After may already have passed.
@@ -94,10 +78,5 @@ def maybe_complete(job: Any) -> bool:
     finishes it (responses, pairs). Safe to call from every chunk."""
     done = job.complete_if_done()
     if done and kind_of(job).name == "generate":
-        try:
-            from judging.generate.services import finish_generation_job
-        except ImportError:
-            logger.warning("job %s: judging.generate.services.finish_generation_job missing", job.pk)
-            return done
         finish_generation_job(job)
     return done

@@ -1,10 +1,15 @@
 """Counting and storing: every request is counted before it is sent, every answer stored once.
 
-``admit`` runs in the chunk's thread just before its HTTP threads send: in one transaction it
-bumps ``row.attempts`` and ``job.calls`` and sets ``row.in_flight_usd`` to the estimated cost,
-only for requests the job may still afford (the job row is locked when it has a budget, so
-two processes never both spend the last dollar). ``store`` then writes answers, failures and
-deferrals of rows this chunk still holds, and the job's counters with F() expressions.
+``admit`` runs in the chunk's thread before it hands requests to its HTTP threads: in one
+transaction for the whole chunk it bumps ``row.attempts`` and ``job.calls`` and sets
+``row.in_flight_usd`` to the estimated cost, only for requests the job may still afford (the
+job row is locked when it has a budget, so two processes never both spend the last dollar).
+No request waits for a database write on its way out. A request counted but never sent (the
+chunk stopped first: pause, cancel, budget) is un-counted by ``unadmit``, so the counts stay
+exact; a chunk that crashes leaves its counted rows marked, and their next claimant charges
+them as lost (an upper bound: some may never have gone out). ``store`` then writes answers,
+failures and deferrals of rows this chunk still holds, and the job's counters with F()
+expressions.
 """
 
 from __future__ import annotations
@@ -85,6 +90,23 @@ def admit(kind: WorkKind, job: Any, asks: list[tuple[Request, Decimal]]) -> tupl
     for request, _ in admitted:
         request.row.attempts += 1
     return [r for r, _ in admitted], held, stop
+
+
+def unadmit(kind: WorkKind, job: Any, requests: list[Request]) -> None:
+    """Un-count requests ``admit`` counted that were never sent, in one transaction."""
+    if not requests:
+        return
+    qn = connection.ops.quote_name
+    sql = "UPDATE {} SET {} = {} - 1, {} = 0 WHERE {} = %s".format(
+        qn(kind.row_model._meta.db_table), qn("attempts"), qn("attempts"), qn("in_flight_usd"), qn("id")
+    )
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.executemany(sql, [[r.row.pk] for r in requests])
+        type(job).objects.filter(pk=job.pk).update(calls=F("calls") - len(requests))
+    for request in requests:
+        request.row.attempts -= 1
+        request.row.in_flight_usd = Decimal(0)
 
 
 def _mark_sent(kind: WorkKind, marks: list[tuple[int, Decimal]]) -> None:

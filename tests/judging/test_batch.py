@@ -490,6 +490,7 @@ def test_the_sweeper_releases_rows_of_a_batch_never_created_and_restarts_lost_po
 
     from django.utils import timezone
 
+    from judging import enqueue
     from judging.batch import tasks
 
     judge = make_sim_judge()
@@ -504,7 +505,7 @@ def test_the_sweeper_releases_rows_of_a_batch_never_created_and_restarts_lost_po
         judge_job=job, state="submitted", provider_batch_id="b-2", last_polled_at=timezone.now()
     )
     started: list[int] = []
-    monkeypatch.setattr(tasks, "schedule_poll", lambda pk, countdown=None: started.append(pk))
+    monkeypatch.setattr(enqueue, "batch_poll_chain", lambda pk, countdown=None: started.append(pk))
 
     assert tasks.sweep_batches() == 1 and started == [quiet.pk] != [fresh.pk]
     lost.refresh_from_db()

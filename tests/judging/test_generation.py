@@ -10,7 +10,8 @@ from django.utils import timezone
 from annotations.models import Candidate, Pair, Response
 from judging import services
 from judging.generate import prompts
-from judging.generate.services import finish_generation_job, is_finalised, start_generation_job
+from judging.generate.finish import finish_generation_job
+from judging.generate.services import is_finalised, start_generation_job
 from judging.models import Generation, GenerationJob, Judge, JudgeJob
 from judging.simulator.behaviour import answer_text, decide, parse_knobs, usage
 from tests.judging.conftest import build_study

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from judging.generate.services import finish_generation_job, start_generation_job
+from judging.generate.finish import finish_generation_job
+from judging.generate.services import start_generation_job
 from judging.models import Generation
 from tests.judging.conftest import build_study
 from tests.judging.test_generation import _answer_all, _model

@@ -7,7 +7,8 @@ from django.test import Client
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from judging.generate.services import finish_generation_job, start_generation_job
+from judging.generate.finish import finish_generation_job
+from judging.generate.services import start_generation_job
 from judging.models import Generation, GenerationJob, Judge
 from tests.judging.conftest import build_study
 from tests.judging.test_generation import _answer_all, _model

@@ -146,6 +146,11 @@ def test_pause_resume_and_cancel(study, make_sim_judge, simulator, judge_worker)
     assert services.resume_job(job=job)
     assert finished(job) and job.status == "completed" and job.done == job.total == 72
     assert max(simulator.stats.calls.values()) == 1  # nothing was called twice
+    # A chunk counts its requests before handing them out; those a pause or a cancel kept
+    # from going out were un-counted, so the counts are exactly what the endpoint received.
+    attempts = sum(Judgment.objects.filter(job=job).values_list("attempts", flat=True))
+    assert job.calls == attempts == sum(simulator.stats.calls.values()) == 72
+    assert job.lost_calls == 0 and not Judgment.objects.filter(job=job, in_flight_usd__gt=0).exists()
 
 
 def test_the_api_key_never_reaches_a_log_line(study, simulator, judge_worker, caplog, monkeypatch):

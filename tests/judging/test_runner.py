@@ -171,10 +171,11 @@ def test_a_done_judgment_is_never_claimed_again(study, make_sim_judge, simulator
 def test_the_sweeper_requeues_only_silent_running_jobs(study, django_capture_on_commit_callbacks):
     from datetime import timedelta
 
+    from celery import Celery
     from django.utils import timezone
 
     from judging.models import JudgeJob
-    from judging.tasks import run_work_chunk, sweep_stale_judge_work
+    from judging.tasks import sweep_stale_judge_work
     from tests.conftest import purge_broker
 
     judge = services.ensure_baseline_judge(name="random")
@@ -189,7 +190,9 @@ def test_the_sweeper_requeues_only_silent_running_jobs(study, django_capture_on_
 
     # Messages leave on commit; the test's transaction never commits, so run them as if it had.
     with (
-        mock.patch.object(run_work_chunk, "delay", side_effect=lambda kind, *a: sent.append(a)),
+        mock.patch.object(
+            Celery, "send_task", autospec=True, side_effect=lambda app, name, args, **kw: sent.append(args[1:])
+        ),
         django_capture_on_commit_callbacks(execute=True),
     ):
         assert sweep_stale_judge_work.apply().get() == 1  # 36 rows in one chunk of 50
@@ -214,3 +217,22 @@ def test_a_crashing_chunk_marks_the_job_failed(study, monkeypatch, task_name):
 
 def mock_crash(*args, **kwargs):
     return 1 / 0
+
+
+def test_requests_counted_but_never_sent_are_uncounted(study, make_sim_judge):
+    # A chunk counts all its requests before handing them out; a stop (pause, cancel,
+    # budget) keeps some from going out, and those must leave no trace in the counts.
+    from judging.runner import kind_of, store
+
+    job = services.start_judge_job(study=study, judge=make_sim_judge(), condition_names=["order"])
+    work = kind_of(job)
+    rows = work.load(job, list(work.rows(job).values_list("pk", flat=True)[:5]))
+    admitted, held, stop = store.admit(work, job, [(r, Decimal("0.01")) for r in work.requests(job, rows)])
+    assert len(admitted) == 5 and not held and not stop
+    store.unadmit(work, job, admitted[:3])
+    job.refresh_from_db()
+    assert job.calls == 2 == sum(work.rows(job).values_list("attempts", flat=True))
+    assert sorted(work.rows(job).filter(in_flight_usd__gt=0).values_list("pk", flat=True)) == sorted(
+        r.row.pk for r in admitted[3:]
+    )
+    assert [r.row.attempts for r in admitted] == [0, 0, 0, 1, 1]

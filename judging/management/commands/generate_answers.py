@@ -12,7 +12,8 @@ from django.core.management.base import BaseCommand, CommandError
 from annotations.models import Study
 from judging import services
 from judging.estimates import estimate_generation_job, summary_lines
-from judging.generate.services import finish_generation_job, is_finalised, start_generation_job
+from judging.generate.finish import finish_generation_job
+from judging.generate.services import is_finalised, start_generation_job
 from judging.management.commands.run_judges import wait_with_progress
 from judging.models import GenerationJob, Judge
 
