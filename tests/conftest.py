@@ -231,9 +231,14 @@ class WarmWorkers:
     start one. A worker is reused only by a test that would start an identical one: the same
     queues, concurrency and environment (a test's ``monkeypatch.setenv`` makes another key).
     It is kept only when its test left it alive and idle (every task it received has ended,
-    the broker is empty): a killed or busy worker is discarded as before. The rows a kept
-    worker saw are flushed with the test database, and their ids are never reused, so
-    nothing it remembers can name the next test's rows.
+    the broker is empty), and kept *frozen* (SIGSTOP) until then: a kept worker must not take
+    the messages of the tests that run meanwhile, which queue work on purpose and expect it to
+    wait. A killed or busy worker is discarded as before. The rows a kept worker saw are
+    flushed with the test database, and their ids are never reused.
+
+    Only on the embedded filesystem broker, where a frozen worker simply stops polling. On
+    Redis a worker frozen inside its blocking BRPOP would still be handed the next message and
+    hold it, so there every worker is discarded after its test, as before.
     """
 
     KEEP = 1  # at most this many idle workers per process (an idle worker still polls its broker)
@@ -250,6 +255,7 @@ class WarmWorkers:
         key = self.key(queues, concurrency)
         worker = self.idle.pop(key, None)
         if worker is not None and worker.alive():
+            worker.proc.send_signal(signal.SIGCONT)  # type: ignore[union-attr]  # alive: it has a proc
             worker.key = key
             worker.mark_log_start()
             worker.reused = True
@@ -261,10 +267,11 @@ class WarmWorkers:
         return worker
 
     def release(self, worker: WorkerProcess) -> None:
-        """After its test: keep an alive, idle worker for the next test with the same key, else end it."""
-        if not (worker.alive() and worker.wait_idle(timeout=2.0, polls=2)):
+        """After its test: freeze an alive, idle worker for the next test with the same key, else end it."""
+        if not (_on_filesystem_broker() and worker.alive() and worker.wait_idle(timeout=2.0, polls=2)):
             worker.discard()
             return
+        worker.proc.send_signal(signal.SIGSTOP)  # type: ignore[union-attr]  # alive: it has a proc
         purge_broker()
         while len(self.idle) >= self.KEEP:
             self.idle.pop(next(iter(self.idle))).discard()
@@ -274,6 +281,12 @@ class WarmWorkers:
         for worker in self.idle.values():
             worker.discard()
         self.idle.clear()
+
+
+def _on_filesystem_broker() -> bool:
+    from django.conf import settings
+
+    return str(settings.CELERY_BROKER_URL).startswith("filesystem://")
 
 
 @pytest.fixture(scope="session")
