@@ -259,7 +259,25 @@ def run_baseline(*, n: int, latency_ms: int) -> dict:
     }
 
 
-def main() -> None:
+# Issue 25's targets: the share of the endpoint's ideal rate (concurrency / latency) one worker
+# reaches, by transport, and the speed-up of a second worker.
+TARGET_RATIO = {"openai": 0.95, "http": 0.97}
+TARGET_SCALING = 1.9
+
+
+def missed_targets(runs: dict) -> list[str]:
+    """What of the targets the runs missed (empty when every measured target holds)."""
+    missed = []
+    for name, run in runs.items():
+        transport, workers = run["transport"], run["workers"]
+        if workers == 1 and run["ratio_of_ideal"] < TARGET_RATIO[transport]:
+            missed.append(f"{name}: {run['ratio_of_ideal']:.1%} of ideal < {TARGET_RATIO[transport]:.0%}")
+        if workers == 2 and run["scaling_factor"] < TARGET_SCALING:
+            missed.append(f"{name}: {run['scaling_factor']}x < {TARGET_SCALING}x")
+    return missed
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10000)
     parser.add_argument("--latency-ms", type=int, default=200)
@@ -292,11 +310,16 @@ def main() -> None:
             print(json.dumps(two), flush=True)
     results["sequential_openai_loop"] = run_baseline(n=args.baseline_n, latency_ms=args.latency_ms)
     print(json.dumps(results["sequential_openai_loop"]), flush=True)
+    results["targets"] = {"ratio_of_ideal": TARGET_RATIO, "scaling": TARGET_SCALING}
+    results["missed"] = missed_targets(results["runs"])
     out = ROOT / "benchmarks" / "results" / "judge_throughput.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {out}")
+    for line in results["missed"]:
+        print(f"target missed: {line}")
+    return 1 if results["missed"] else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -34,3 +34,15 @@ def test_a_missed_target_fails_the_suite_and_a_stress_run_never_does():
     assert exit_code([(TARGET, "a", 1), (STRESS, "b", 0)]) == 1
     assert verdict(TARGET, 0) == "target met" and "MISSED" in verdict(TARGET, 1)
     assert verdict(STRESS, 0).startswith("reported (stress run")
+
+
+def test_the_judge_throughput_benchmark_fails_on_a_missed_target():
+    from benchmarks.judge_throughput import missed_targets
+
+    def run(transport: str, workers: int, ratio: float, scaling: float | None = None) -> dict:
+        return {"transport": transport, "workers": workers, "ratio_of_ideal": ratio, "scaling_factor": scaling}
+
+    held = {"a": run("openai", 1, 0.95), "b": run("http", 1, 0.97), "c": run("http", 2, 0.9, 1.9)}
+    assert missed_targets(held) == []
+    missed = {"a": run("openai", 1, 0.917), "b": run("http", 1, 0.97), "c": run("openai", 2, 0.79, 1.73)}
+    assert missed_targets(missed) == ["a: 91.7% of ideal < 95%", "c: 1.73x < 1.9x"]
