@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
 from annotations.models import Participant, Study
@@ -69,6 +70,7 @@ def remember_worker(
         max_age=MAX_AGE_S,
         httponly=True,
         samesite="Lax",
+        secure=settings.SESSION_COOKIE_SECURE,  # https-only wherever the session cookie is
     )
 
 

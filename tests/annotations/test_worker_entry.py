@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from django.test import Client
+from django.test import Client, override_settings
 from django.urls import reverse
 
 from annotations.models import Participant, QualificationItem
@@ -17,6 +17,16 @@ def test_prolific_entry_stores_only_a_keyed_hash(client, pilot):
     # The cookie carries ids and hashes, never the platform id.
     cookie = client.cookies[f"cw_{pilot.pk}"].value
     assert "5f1a2b3c4d5e6f7a8b9c0d1e" not in cookie and "sess-9" not in cookie
+
+
+def test_the_worker_cookie_is_https_only_where_the_session_cookie_is(client, pilot):
+    enter(client, pilot, PROLIFIC_PID="5f1a2b3c4d5e6f7a8b9c0d1e", STUDY_ID="s1", SESSION_ID="sess-9")
+    cookie = client.cookies[f"cw_{pilot.pk}"]
+    assert cookie["httponly"] and cookie["samesite"] == "Lax" and not cookie["secure"]  # DEBUG's http
+    with override_settings(SESSION_COOKIE_SECURE=True):
+        secure = Client()
+        enter(secure, pilot, PROLIFIC_PID="6f1a2b3c4d5e6f7a8b9c0d1e", STUDY_ID="s1", SESSION_ID="sess-10")
+        assert secure.cookies[f"cw_{pilot.pk}"]["secure"]
 
 
 def test_a_returning_worker_is_the_same_participant(client, pilot):
