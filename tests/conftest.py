@@ -241,7 +241,7 @@ class WarmWorkers:
     hold it, so there every worker is discarded after its test, as before.
     """
 
-    KEEP = 1  # at most this many idle workers per process (an idle worker still polls its broker)
+    KEEP = 1  # at most this many kept workers per process (each a frozen process holding its memory)
 
     def __init__(self) -> None:
         self.idle: dict[tuple, WorkerProcess] = {}
