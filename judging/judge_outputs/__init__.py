@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from annotations.exporters import write_lines
-from annotations.importers.generic import StudyPlan
+from annotations.importers.generic_plan import StudyPlan
 from annotations.models import Study
 from judging.judge_outputs import export, rows, write
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from annotations.importers.generic import checked_pair
+from annotations.importers.generic_plan import checked_pair
 from annotations.vocabulary import Condition, JudgeSlot
 from judging import verdicts
 from judging.prompts import load_template
@@ -24,7 +24,7 @@ from judging.verdicts import Verdict, VerdictSpecError
 from judging.vocabulary import TIE, VerdictFormat
 
 if TYPE_CHECKING:
-    from annotations.importers.generic import StudyPlan
+    from annotations.importers.generic_plan import StudyPlan
 
 KEY = "judge_outputs"  # this extension's entry in StudyPlan.extensions
 CUED = (Condition.BANDWAGON, Condition.ATTENTIONAL)
