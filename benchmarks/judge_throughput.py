@@ -111,6 +111,7 @@ def _stop(procs: list[subprocess.Popen]) -> None:
 
 def run_jobs(*, n: int, latency_ms: int, concurrency: int, workers: int, transport: str) -> dict:
     from django.db.models import Max, Min
+    from django.utils import timezone
 
     from cobbler_site.celery import app
     from judging import services
@@ -163,17 +164,21 @@ def run_jobs(*, n: int, latency_ms: int, concurrency: int, workers: int, transpo
         transport=transport,
     )
     cpu_before = sum(_cpu_seconds(p.pid) for p in procs)
-    start = time.monotonic()
+    sim_cpu_before = _cpu_seconds(sim[0].pid)
+    start, started_at = time.monotonic(), timezone.now()
     job = services.start_judge_job(study=study, judge=judge, condition_names=["order"])
     queued = time.monotonic() - start
     while not job.is_finished:
         time.sleep(0.2)
         job.refresh_from_db()
     elapsed = time.monotonic() - start
+    seen_finished_at = timezone.now()
 
     cpu = sum(_cpu_seconds(p.pid) for p in procs) - cpu_before
+    sim_cpu = _cpu_seconds(sim[0].pid) - sim_cpu_before
     _stop(procs + sim)
     span = job.judgments.aggregate(first=Min("completed_at"), last=Max("completed_at"))
+    latencies = sorted(job.judgments.exclude(latency_ms=None).values_list("latency_ms", flat=True))
     steady = (job.done - 1) / max((span["last"] - span["first"]).total_seconds(), 1e-9) if job.done > 1 else 0.0
     ideal = concurrency / (latency_ms / 1000)
     rate = job.done / elapsed
@@ -192,7 +197,17 @@ def run_jobs(*, n: int, latency_ms: int, concurrency: int, workers: int, transpo
         "ratio_of_ideal": round(rate / ideal, 3),
         "steady_per_s": round(steady, 1),
         "steady_ratio_of_ideal": round(steady / ideal, 3),
+        # Where the time beyond the steady span goes: before the first answer is stored, and
+        # after the last one until this loop saw the job finished (polled every 0.2 s).
+        "first_stored_after_s": round((span["first"] - started_at).total_seconds(), 2),
+        "finished_seen_after_last_s": round((seen_finished_at - span["last"]).total_seconds(), 2),
         "worker_cpu_ms_per_judgment": round(1000 * cpu / max(job.done, 1), 3),
+        # The endpoint's own work (a single-threaded event loop here): part of each call's time.
+        "simulator_cpu_ms_per_call": round(1000 * sim_cpu / max(job.calls, 1), 3),
+        # A call's time as the HTTP thread saw it (the simulator holds each for latency_ms):
+        # what the endpoint's and the worker's CPU add to the ideal cycle.
+        "call_ms_p50": latencies[len(latencies) // 2] if latencies else None,
+        "call_ms_p95": latencies[int(0.95 * len(latencies))] if latencies else None,
     }
     study.delete()
     judge.delete()

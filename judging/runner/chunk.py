@@ -19,6 +19,7 @@ import random
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,8 @@ logger = logging.getLogger(__name__)
 FLUSH_SECONDS = 0.5
 FLUSH_SIZE = 32
 CONTINUE_SECONDS = 30.0  # how long one task keeps claiming more rows of its job
+
+MoreRows = Callable[[int], list[int]]  # claims up to n more of the job's rows; their ids
 
 
 def chunks_per_model() -> int:
@@ -106,34 +109,36 @@ def run_chunk(
 
 
 def _run_holding_slot(work: WorkKind, job: Any, ids: list[int]) -> int:
-    stored = 0
+    """Claim ``ids`` and keep the model's pool fed from the job's next claimable rows until
+    none is left, the job stops or CONTINUE_SECONDS are up; then hand what is left back."""
+    token = uuid.uuid4().hex
     touched = list(ids)
     deadline = time.monotonic() + CONTINUE_SECONDS
-    out_of_time = False
-    while True:
-        token = uuid.uuid4().hex
-        if not claims.claim(work, job, ids, token):
-            break
+
+    def more_rows(n: int) -> list[int]:
+        # Holding one of the model's chunk slots, the chunk claims the job's next rows itself
+        # instead of waiting for their messages (which may sit in a countdown after being
+        # refused by the cap), and before its last calls are back, so the pool never drains
+        # between claims. Bounded in time, so other jobs of the same model get the slot in turn.
+        if time.monotonic() > deadline:
+            return []
+        next_ids = _next_rows(work, job, n)
+        if not next_ids or not claims.claim(work, job, next_ids, token):
+            return []
+        touched.extend(next_ids)
+        return next_ids
+
+    stored = 0
+    if claims.claim(work, job, ids, token):
         try:
-            stored += _run_claimed(work, job, token)
+            stored = _run_claimed(work, job, token, ids, more_rows)
         finally:
             claims.release(work, job, token)
-        # Holding one of the model's chunk slots, carry on with the job's next claimable
-        # rows instead of waiting for their messages (which may sit in a countdown after
-        # being refused by the cap): the model's pool stays full. Bounded in time, so
-        # other jobs of the same model get the slot in turn.
-        if not _still_active(job):
-            break
-        if time.monotonic() > deadline:
-            out_of_time = True
-            break
-        ids = _next_rows(work, job)
-        touched += ids
     dispatch.schedule_deferred(work, job, touched)
     # What is left goes back to the queue, behind other jobs' work: after our time is up, and
     # also after a normal end, for rows whose messages reached this process while we held the
     # slot (dropped by run_chunk) but that became claimable only after our last look.
-    if _still_active(job) and (out_of_time or _next_rows(work, job)):
+    if _still_active(job) and (time.monotonic() > deadline or _next_rows(work, job, settings.JUDGING_CHUNK_SIZE)):
         dispatch.enqueue_sync(job)
     dispatch.maybe_complete(job)
     return stored
@@ -146,8 +151,7 @@ def _still_active(job: Any) -> bool:
     return type(job).objects.filter(pk=job.pk, status__in=type(job).ACTIVE).exists()
 
 
-def _next_rows(work: WorkKind, job: Any) -> list[int]:
-    size = settings.JUDGING_CHUNK_SIZE
+def _next_rows(work: WorkKind, job: Any, size: int) -> list[int]:
     rows = claims.claimable(work.rows(job), timezone.now()).order_by("prompt_hash", "pk")
     keyed = list(rows.values_list("pk", "prompt_hash")[: size + 20])
     ids = [pk for pk, _ in keyed[:size]]
@@ -158,18 +162,18 @@ def _next_rows(work: WorkKind, job: Any) -> list[int]:
     return ids
 
 
-def _run_claimed(work: WorkKind, job: Any, token: str) -> int:
-    """Answer the rows this chunk holds (``token``): from the cache, then by calling."""
+def _run_claimed(work: WorkKind, job: Any, token: str, ids: list[int], more_rows: MoreRows) -> int:
+    """Answer the rows this chunk holds (``token``), and those ``more_rows`` claims while
+    calls are out: from the cache, then by calling."""
     judge = llm.JudgeSnapshot.of(job.judge)
-    plan = _plan(work, job, token, baseline=judge.kind == JudgeKind.BASELINE)
+    baseline = judge.kind == JudgeKind.BASELINE
     calls = _Calls(work, job, token, judge)
-    calls.outcomes += plan.from_cache
     try:
-        calls.send(plan.leaders)
-        calls.collect()
+        calls.take(_plan(work, job, token, ids, baseline=baseline))
+        calls.collect(lambda n: _plan(work, job, token, more_rows(n), baseline=baseline))
     finally:
         calls.stop_sending()
-    calls.answer_twins(plan.twins)
+    calls.answer_twins()
     calls.flush()
     return calls.stored
 
@@ -183,9 +187,16 @@ class _Plan:
     leaders: list[Request]
     twins: list[Request]
 
+    @property
+    def empty(self) -> bool:
+        return not (self.from_cache or self.leaders or self.twins)
 
-def _plan(work: WorkKind, job: Any, token: str, *, baseline: bool) -> _Plan:
-    held = work.rows(job).filter(claim_token=token, status=RowStatus.PENDING).values_list("pk", flat=True)
+
+def _plan(work: WorkKind, job: Any, token: str, ids: list[int], *, baseline: bool) -> _Plan:
+    """The plan for those of ``ids`` this chunk holds and that are still pending."""
+    if not ids:
+        return _Plan([], [], [])
+    held = work.rows(job).filter(pk__in=ids, claim_token=token, status=RowStatus.PENDING).values_list("pk", flat=True)
     requests = work.requests(job, work.load(job, list(held)))
     if baseline:  # baselines are free and seeded per row: never cached, never shared
         return _Plan([], requests, [])
@@ -228,7 +239,14 @@ class _Calls:
         self.outcomes: list[Outcome] = []  # not stored yet
         self.unsent: list[Request] = []  # counted but never sent: not un-counted yet
         self.by_key: dict[str, Outcome] = {}  # what each leader's call brought
+        self.twins: list[Request] = []  # answered from their leader's call at the end
         self.stored = 0
+
+    def take(self, plan: _Plan) -> None:
+        """The cache's answers wait for the next flush; the leaders go out now."""
+        self.outcomes += plan.from_cache
+        self.twins += plan.twins
+        self.send(plan.leaders)
 
     def send(self, requests: list[Request]) -> None:
         """Count ``requests`` (those the budget allows now; the rest are held) and hand
@@ -248,13 +266,28 @@ class _Calls:
             pool.submit(attempt, self.judge, self.limits, r, self.inbox, self.stop)
         self.out += len(admitted)
 
-    def collect(self) -> None:
-        """Until every request handed out has reported and none is held for the budget."""
+    def collect(self, more: Callable[[int], _Plan]) -> None:
+        """Until every request handed out has reported and none is held for the budget.
+
+        Once half of the chunk's calls are back, ``more`` plans up to a chunk's worth of
+        the job's next rows, so the chunk's thread claims and counts them while the other
+        half is still out: never more than JUDGING_CHUNK_SIZE requests are counted and not
+        yet back, as for a single claim (the over-count bound of docs/judging-runtime.md).
+        """
+        size = settings.JUDGING_CHUNK_SIZE
         last_flush = last_renew = time.monotonic()
-        while self.out or (self.held and not self.stop.is_set()):
-            reports = _drain(self.inbox, timeout=FLUSH_SECONDS)
+        rows_left = True
+        while True:
+            if rows_left and self.out <= size // 2 and not self.held and not self.stop.is_set():
+                plan = more(size - self.out)
+                rows_left = not plan.empty
+                self.take(plan)
+            elif not (self.out or (self.held and not self.stop.is_set())):
+                break
+            # Nothing out and nothing held: only answers from the cache came in, so look again now.
+            reports = _drain(self.inbox, timeout=FLUSH_SECONDS if self.out or self.held else 0)
             for report in reports:
-                self._take(report)
+                self._report(report)
             now = time.monotonic()
             if len(self.outcomes) >= FLUSH_SIZE or now - last_flush >= FLUSH_SECONDS:
                 stored = self.flush()
@@ -269,7 +302,7 @@ class _Calls:
                 claims.renew(self.work, self.job, self.token)
                 last_renew = now
 
-    def _take(self, report: Report) -> None:
+    def _report(self, report: Report) -> None:
         if isinstance(report, Crashed):
             raise report.error
         self.out -= 1
@@ -284,8 +317,8 @@ class _Calls:
         self.stop.set()
         self.held = []
 
-    def answer_twins(self, twins: list[Request]) -> None:
-        for twin in twins:
+    def answer_twins(self) -> None:
+        for twin in self.twins:
             leader = self.by_key.get(twin.cache_key)
             if leader is None:
                 continue  # the leader was never sent: the twin stays pending

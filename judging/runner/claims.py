@@ -46,7 +46,9 @@ def claim(kind: Any, job: Any, row_ids: list[int], token: str) -> int:
         )
         if not claimed:
             return 0
-        lost_rows = kind.rows(job).filter(claim_token=token, in_flight_usd__gt=0)
+        # Only the rows just claimed: the same token may hold rows with calls out (a chunk
+        # claims more while its calls are out), which are not lost.
+        lost_rows = kind.rows(job).filter(pk__in=row_ids, claim_token=token, in_flight_usd__gt=0)
         lost = lost_rows.aggregate(n=Count("pk"), usd=Sum("in_flight_usd"))
         if lost["n"]:
             usd = lost["usd"] if job.judge.price(1000, 1000) > 0 else Decimal(0)
