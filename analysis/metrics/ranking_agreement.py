@@ -272,6 +272,7 @@ def choice_agreement_rows(human: pd.DataFrame, judge: pd.DataFrame, *, condition
                 "design_effect": result.design_effect,
                 "kappa": result.kappa,
                 "kappa_ci95": result.kappa_ci95,
+                "kappa_p": result.kappa_p,
             }
         )
         # The same kappa as the percent row's (cohen_kappa on the same labels), as its own row.

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
-from scipy.special import stdtrit
+from scipy.special import stdtr, stdtrit
 
 from analysis.metrics.cluster_tests import cluster_variance, clustered_wilson
 
@@ -48,6 +48,9 @@ class VoteAgreement:
     chance: float  # agreement expected with independent labels
     kappa: float | None  # Cohen's kappa; None when chance is 1 (one label on both sides)
     kappa_ci95: list[float | None]
+    # One-sided p of kappa <= 0 on the interval's own t and se: below 0.025 exactly when the
+    # interval's lower end is above 0. Claims adjust it across a judge's conditions (Holm).
+    kappa_p: float | None
     n_instructions: int
     n_raters: int
     df: int | None  # degrees of freedom of the t reference (None: no interval)
@@ -74,6 +77,7 @@ def vote_agreement(
         chance=labels.chance,
         kappa=labels.kappa,
         kappa_ci95=[None, None],
+        kappa_p=None,
         n_instructions=n_instructions,
         n_raters=n_raters,
         df=None,
@@ -88,10 +92,12 @@ def vote_agreement(
     df = (min(n_raters, n_instructions) if two_way else n_instructions) - 1
     t = float(stdtrit(df, 0.975))
     ci95, deff = _percent_interval(same, clusterings, t)
+    kappa_se = _kappa_se(labels, same, clusterings)
     return replace(
         result,
         ci95=ci95,
-        kappa_ci95=_kappa_interval(labels, same, clusterings, t),
+        kappa_ci95=_kappa_interval(labels.kappa, kappa_se, t),
+        kappa_p=_kappa_p(labels.kappa, kappa_se, df),
         df=df,
         design_effect=deff,
         interval=TWO_WAY if two_way else ONE_WAY,
@@ -145,8 +151,8 @@ def _percent_interval(same: np.ndarray, clusterings: list[np.ndarray], t: float)
     return [_finite(x) for x in ci95], deff
 
 
-def _kappa_interval(labels: _Labels, same: np.ndarray, clusterings: list[np.ndarray], t: float) -> list[float | None]:
-    """kappa +- t se, se from the clustered variance of the mean of kappa's influence values.
+def _kappa_se(labels: _Labels, same: np.ndarray, clusterings: list[np.ndarray]) -> float | None:
+    """The clustered standard error of kappa, from the variance of the mean of its influence values.
 
     kappa = (p_o - p_e) / (1 - p_e), p_e = sum_k h_k j_k. A vote moves p_o by (same - p_o)
     and p_e by (j[h_i] - p_e) + (h[j_i] - p_e), so its influence on kappa is
@@ -155,15 +161,30 @@ def _kappa_interval(labels: _Labels, same: np.ndarray, clusterings: list[np.ndar
     """
     kappa = labels.kappa
     if kappa is None:
-        return [None, None]
+        return None
     chance, p_o = labels.chance, float(same.mean())
     moved_chance = (labels.p_judge[labels.human] - chance) + (labels.p_human[labels.judge] - chance)
     influence = ((same - p_o) + (p_o - 1) / (1 - chance) * moved_chance) / (1 - chance)
     n = influence.size
     _, variance, _ = cluster_variance(influence, np.ones(n), clusterings)
     independent = float(np.sum(influence**2)) / (n * (n - 1)) if n > 1 else 0.0
-    se = float(np.sqrt(max(variance if np.isfinite(variance) else 0.0, independent)))
+    return float(np.sqrt(max(variance if np.isfinite(variance) else 0.0, independent)))
+
+
+def _kappa_interval(kappa: float | None, se: float | None, t: float) -> list[float | None]:
+    """kappa +- t se, clipped to [-1, 1]."""
+    if kappa is None or se is None:
+        return [None, None]
     return [max(-1.0, kappa - t * se), min(1.0, kappa + t * se)]
+
+
+def _kappa_p(kappa: float | None, se: float | None, df: int) -> float | None:
+    """One-sided p of "kappa <= 0" on Student's t with ``df``: the test the interval inverts."""
+    if kappa is None or se is None:
+        return None
+    if se == 0:
+        return 0.0 if kappa > 0 else 1.0
+    return float(stdtr(df, -kappa / se))
 
 
 def _finite(x: float) -> float | None:

@@ -1,7 +1,7 @@
 """The report's ``summary``: one card per judge (and one for the humans), claims first, in plain words.
 
 Pure: reads the finished report dict (bias, agreement, length_control, gold_accuracy, counted_work) and
-adds nothing the sections did not compute. Cards are ordered humans first, then judges by
+adds nothing the sections did not compute but Holm's step over each judge's agreement claims. Cards are ordered humans first, then judges by
 name; each card's ``headline`` says it in one sentence (``analysis.summary.headline``) and its
 ``text`` joins its claims, biased findings first.
 """
@@ -12,6 +12,7 @@ from analysis.summary.alt_test_claims import alt_test_claims
 from analysis.summary.claims import (
     CLAIMED,
     TESTED,
+    adjust_agreement,
     bias_claim,
     descriptive_claim,
     length_claim,
@@ -110,15 +111,15 @@ def _judges(report: dict) -> list[str]:
 
 
 def _agreement_claims(judge: str, rows: list[dict]) -> list[dict]:
-    claims = []
+    mine = [row for row in rows if row["kind"] == "human_vs_judge" and row["b"] == judge]
     human_human = _human_rbo_baseline(rows)
-    for row in rows:
-        if row["kind"] != "human_vs_judge" or row["b"] != judge:
-            continue
-        if row["metric"].startswith("rbo_") and row["a"] == HUMANS:
-            claims.append(rbo_claim(row, human_human))
-        elif row["metric"] == "percent" and row["a"].startswith(f"{HUMANS}:") and _third_class(row):
-            claims.append(percent_claim(row, _rater_baseline(rows, row.get("condition"))))
+    claims = [rbo_claim(row, human_human) for row in mine if row["metric"].startswith("rbo_") and row["a"] == HUMANS]
+    percent = [
+        row for row in mine if row["metric"] == "percent" and row["a"].startswith(f"{HUMANS}:") and _third_class(row)
+    ]
+    # One family per judge: its conditions' "above chance" claims share Holm's correction.
+    for row in adjust_agreement(percent):
+        claims.append(percent_claim(row, _rater_baseline(rows, row.get("condition"))))
     return claims
 
 

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+from analysis.metrics.stats import holm
 from annotations.vocabulary import Condition
 
 ALPHA = 0.05
@@ -326,13 +329,37 @@ def _permutation_p(p: float | None) -> str:
     return f"permutation p = {p:.3f}" if p >= 0.01 else "permutation p < 0.01"
 
 
+def agreement_testable(row: dict) -> bool:
+    """Enough votes from enough instructions for a percent-agreement row to say anything."""
+    clusters = row.get("n_instructions") or 0
+    return row["n"] >= MIN_VOTES and clusters >= MIN_AGREEMENT_INSTRUCTIONS and row["value"] is not None
+
+
+def adjust_agreement(rows: list[dict]) -> list[dict]:
+    """One judge's testable percent rows, each with ``kappa_p_adjusted``: Holm across its conditions.
+
+    A judge is compared with people once per condition (order, bandwagon, ...); each comparison
+    alone says "above chance" wrongly in at most 2.5% of reports, but a coin judged on three
+    conditions was said to agree in some condition in 8.7% of 150 simulated reports at 5,250
+    pairs. Holm's step-down over the judge's conditions keeps that family-wise, whatever other
+    judges share the report. Rows without a kappa p (older reports) are left as they are.
+    """
+    testable = [i for i, row in enumerate(rows) if agreement_testable(row) and row.get("kappa_p") is not None]
+    adjusted = holm(np.array([rows[i]["kappa_p"] for i in testable], dtype=float))
+    out = list(rows)
+    for i, p in zip(testable, adjusted, strict=True):
+        out[i] = rows[i] | {"kappa_p_adjusted": float(p)}
+    return out
+
+
 def percent_claim(row: dict, baseline: dict | None) -> dict:
     """A judge's agreement with every human vote on the same screens, against chance and rater-rater agreement.
 
-    "Agrees above chance" only when both the clustered kappa interval is above 0 and the
-    percent interval is above the chance level; "not clearly above chance" when only one of them
-    is; otherwise "no better than chance" (or "below chance" when the kappa interval is below 0),
-    never a bare "agrees".
+    "Agrees above chance" only when kappa's one-sided test, Holm-adjusted across the judge's
+    conditions (``adjust_agreement``), is below 0.025 (the level at which the 95% interval's
+    lower end clears 0) and the percent interval is above the chance level; "not clearly above
+    chance" when only some of these hold; otherwise "no better than chance" (or "below chance"
+    when the kappa interval is below 0), never a bare "agrees".
     """
     condition = row.get("condition", "")
     n, n_instructions = row["n"], row.get("n_instructions")
@@ -347,6 +374,7 @@ def percent_claim(row: dict, baseline: dict | None) -> dict:
         "chance": row.get("chance"),
         "kappa": row.get("kappa"),
         "kappa_ci95": row.get("kappa_ci95"),
+        "kappa_p_adjusted": row.get("kappa_p_adjusted"),
         "n": n,
         "n_instructions": n_instructions,
         "unit": "votes",
@@ -356,7 +384,7 @@ def percent_claim(row: dict, baseline: dict | None) -> dict:
         **_baseline_fields(baseline),
     }
     clusters: int = n_instructions or 0  # the instructions are the interval's clusters
-    if n < MIN_VOTES or clusters < MIN_AGREEMENT_INSTRUCTIONS or row["value"] is None:
+    if not agreement_testable(row):
         where = "an unknown number of instructions" if n_instructions is None else _instructions(clusters)
         return claim | {
             "verdict": "not_enough_data",
@@ -373,13 +401,17 @@ def percent_claim(row: dict, baseline: dict | None) -> dict:
 
 
 def _above_chance(row: dict) -> bool:
-    """Both clustered intervals clear chance: kappa's above 0 and the percent's above the chance level.
+    """Both clustered intervals clear chance (kappa's above 0, the percent's above the chance
+    level) and kappa's test holds after Holm across the judge's conditions.
 
-    Either alone could say "above" while the other includes chance (the chance level is itself
-    estimated); a claim needs both. Missing numbers never make a claim.
+    Either interval alone could say "above" while the other includes chance (the chance level
+    is itself estimated); a claim needs both. Missing numbers never make a claim.
     """
     kappa_ci, ci, chance = row.get("kappa_ci95") or [None, None], row.get("ci95") or [None, None], row.get("chance")
     if kappa_ci[0] is None or ci[0] is None or chance is None:
+        return False
+    adjusted = row.get("kappa_p_adjusted")
+    if adjusted is not None and adjusted >= ALPHA / 2:
         return False
     return bool(kappa_ci[0] > 0 and ci[0] > chance)
 

@@ -16,6 +16,7 @@ import pytest
 from analysis.metrics.ranking_agreement import choice_agreement_rows
 from analysis.metrics.stats import wilson
 from analysis.sections.agreement import _pairwise_rows
+from analysis.summary import build_summary
 from analysis.summary.claims import MIN_AGREEMENT_INSTRUCTIONS, MIN_VOTES, percent_claim
 from annotations.vocabulary import Arrangement, Condition, CrowdChoice
 
@@ -272,3 +273,63 @@ def test_the_wording_follows_both_intervals(kappa_ci95, ci95, words, above):
     assert f"(0.51 [{ci95[0]:.2f}, {ci95[1]:.2f}], chance 0.50, kappa 0.02 [" in claim["text"]
     assert claim["text"].endswith("40 instructions, 600 votes)")
     assert (claim["chance"], claim["kappa"], claim["kappa_ci95"]) == (0.5, 0.02, kappa_ci95)
+
+
+def test_kappa_p_is_the_test_the_kappa_interval_inverts():
+    """One-sided p below 0.025 exactly when the 95% interval's lower end is above 0."""
+    for seed in range(40):
+        rng = np.random.default_rng(30_000 + seed)
+        votes, quality = _human_votes(rng)
+        verdicts = _noisy_verdicts(rng, quality) if seed % 2 else _coin_flip_verdicts(rng, votes)
+        [row] = [r for r in _direct_rows(votes, verdicts) if r["metric"] == "percent" and r["a"].startswith("humans:")]
+        assert 0 <= row["kappa_p"] <= 1
+        assert (row["kappa_p"] < 0.025) == (row["kappa_ci95"][0] > 0)
+
+
+def _agreement_row(condition: str, kappa_p: float) -> dict:
+    return {
+        "kind": "human_vs_judge",
+        "metric": "percent",
+        "a": f"humans:{condition}",
+        "b": JUDGE,
+        "condition": condition,
+        "ties": "third-class",
+        "value": 0.56,
+        "n": 600,
+        "ci95": [0.52, 0.60],
+        "chance": 0.5,
+        "kappa": 0.12,
+        "kappa_ci95": [0.01, 0.23],
+        "kappa_p": kappa_p,
+        "n_instructions": 40,
+    }
+
+
+@pytest.mark.parametrize(
+    ("p_values", "above"),
+    [
+        # Alone, p = 0.02 clears 0.025: above chance, as the interval says.
+        ({"order": 0.02}, {"order": True}),
+        # Three conditions at p = 0.02 each: Holm's smallest is 3 x 0.02 = 0.06, no claim.
+        (
+            {"order": 0.02, "bandwagon": 0.02, "attentional": 0.02},
+            dict.fromkeys(("order", "bandwagon", "attentional"), False),
+        ),
+        # A strong condition survives beside weak ones; the weak ones do not.
+        (
+            {"order": 0.001, "bandwagon": 0.02, "attentional": 0.4},
+            {"order": True, "bandwagon": False, "attentional": False},
+        ),
+    ],
+)
+def test_a_judges_agreement_claims_are_one_holm_family(p_values, above):
+    rows = [_agreement_row(c, p) for c, p in p_values.items()]
+    # Another judge's rows in the same report do not move this judge's family.
+    rows += [_agreement_row(c, 0.5) | {"b": "another-judge"} for c in ("order", "bandwagon", "plain")]
+    [card] = [c for c in build_summary({"agreement": rows}) if c["subject"] == JUDGE]
+    claims = {c["condition"]: c for c in card["claims"] if c["kind"] == "agreement"}
+    assert {c: claim["above_chance"] for c, claim in claims.items()} == above
+    for condition, claim in claims.items():
+        words = "above chance" if above[condition] else "not clearly above chance"
+        assert f"agrees with human votes {words} on {condition} pairs" in claim["text"]
+        assert claim["kappa_p_adjusted"] >= p_values[condition]
