@@ -61,7 +61,7 @@ def _run_job(*, study, model, mode: str, procs: list) -> dict:
     cpu_before = sum(_cpu_seconds(p.pid) for p in procs)
     start = time.monotonic()
     job = start_generation_job(
-        study=study, judge=model, params={"max_tokens": 64}, mode=mode, candidate_key=f"{model.name}-{mode}"
+        study=study, generator=model, params={"max_tokens": 64}, mode=mode, candidate_key=f"{model.name}-{mode}"
     )
     while not (job.is_finished and (job.status != "completed" or is_finalised(job))):
         time.sleep(0.2)

@@ -93,8 +93,8 @@ class CachedCompletionAdmin(admin.ModelAdmin):
 
 @admin.register(GenerationJob)
 class GenerationJobAdmin(admin.ModelAdmin):
-    list_display = ("pk", "study", "judge", "candidate_key", "status", "done", "failed", "cost_usd")
-    list_filter = ("status", "judge")
+    list_display = ("pk", "study", "generator", "candidate_key", "status", "done", "failed", "cost_usd")
+    list_filter = ("status", "generator")
     raw_id_fields = ("candidate",)
 
 

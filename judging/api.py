@@ -195,12 +195,12 @@ class GenerationJobViewSet(viewsets.ReadOnlyModelViewSet):
     """Generation jobs this user manages (GenerationJob.objects.manageable_by); POST starts one."""
 
     serializer_class = GenerationJobSerializer
-    queryset = GenerationJob.objects.select_related("study", "judge", "candidate").order_by("-pk")
+    queryset = GenerationJob.objects.select_related("study", "generator", "candidate").order_by("-pk")
 
     def get_queryset(self):  # DRF's signature
         return (
             GenerationJob.objects.manageable_by(self.request.user)
-            .select_related("study", "judge", "candidate")
+            .select_related("study", "generator", "candidate")
             .order_by("-pk")
         )
 
@@ -294,7 +294,7 @@ def generation_job_arguments(request: Request) -> dict[str, Any]:
     d = data.validated_data
     return {
         "study": get_object_or_404(Study.objects.manageable_by(request.user), slug=d["study"]),
-        "judge": get_object_or_404(Judge.objects.usable_by(request.user), name=d["model"]),
+        "generator": get_object_or_404(Judge.objects.usable_by(request.user), name=d["model"]),
         "candidate_key": d["candidate_key"],
         "params": {"max_tokens": d["max_tokens"]} if d.get("max_tokens") else {},
         "budget_usd": d.get("budget_usd"),

@@ -108,10 +108,11 @@ def _estimate(work: WorkKind, job: Any, rows: list[Any], unit: str, sampled: str
     scale = job.total / len(requests) if requests else 0.0
     calls = round(len(to_send) * scale)
     cached = min(job.total - calls, round(sum(r.cache_key in in_cache for r in requests) * scale))
-    per_call, basis, note = typical_tokens_out(work, job.judge, requested_max_tokens(requests[0]) if requests else None)
+    model = job.called_model
+    per_call, basis, note = typical_tokens_out(work, model, requested_max_tokens(requests[0]) if requests else None)
     tokens_in = round(sum(estimate_tokens_in(r) for r in to_send) * scale)
     batch = job.mode == JobMode.BATCH
-    cost = job.judge.price(tokens_in, per_call * calls, batch=batch).quantize(USD, rounding=ROUND_HALF_UP)
+    cost = model.price(tokens_in, per_call * calls, batch=batch).quantize(USD, rounding=ROUND_HALF_UP)
     if sampled:
         method = (
             f"sampled: the {len(requests):,} prompts of {sampled} (seeded by the job's seed) rendered, "
@@ -167,10 +168,11 @@ def cached_keys(keys: list[str]) -> set[str]:
     return found
 
 
-def typical_tokens_out(work: WorkKind, judge: Judge, max_tokens: int | None) -> tuple[int, str, str]:
+def typical_tokens_out(work: WorkKind, model: Judge, max_tokens: int | None) -> tuple[int, str, str]:
     """(tokens out a call, its OutputBasis, a note saying where it comes from)."""
+    mine = {f"job__{work.model_field}": model}  # rows of this model's jobs of this kind
     recent = list(
-        work.row_model.objects.filter(job__judge=judge, status=RowStatus.DONE, cached=False, tokens_out__gt=0)
+        work.row_model.objects.filter(**mine, status=RowStatus.DONE, cached=False, tokens_out__gt=0)
         .order_by("-pk")
         .values_list("tokens_out", flat=True)[:HISTORY_CALLS]
     )

@@ -181,7 +181,7 @@ class JobResumeInputSerializer(ClosedInput):
 class GenerationJobSerializer(serializers.ModelSerializer):
     study: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     model: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
-        source="judge", slug_field="name", read_only=True
+        source="generator", slug_field="name", read_only=True
     )
     candidate: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
         slug_field="key", read_only=True, allow_null=True

@@ -334,7 +334,7 @@ def plan_judge_job(
 
 def _self_key(study: Study, judge: Judge) -> str:
     # Egocentric bias without a manual --self-candidate: the answers this model generated.
-    return own_candidate_key(study=study, judge=judge)
+    return own_candidate_key(study=study, model=judge)
 
 
 def _finish_queueing(job: LLMJob) -> None:

@@ -40,14 +40,14 @@ def generation_jobs(request: HtmxHttpRequest) -> HttpResponse:
                 messages.success(
                     request,
                     f"Generation job #{job.pk} started: {job.total} answers from "
-                    f"{job.judge.name} on {job.study.slug}, as candidate {job.candidate_key}.",
+                    f"{job.generator.name} on {job.study.slug}, as candidate {job.candidate_key}.",
                 )
                 url = reverse("judging:generation", args=[job.pk])
                 return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
     template = "judging/generation_jobs.html" + ("#generation-form" if request.htmx else "")
     recent = (
         GenerationJob.objects.manageable_by(request.user)
-        .select_related("study", "judge", "candidate")
+        .select_related("study", "generator", "candidate")
         .order_by("-pk")[:50]
     )
     context = {"form": form, "jobs": recent, "estimate": estimate}
@@ -58,7 +58,7 @@ def _generation_options(d: dict) -> dict:
     """The form's fields as start_generation_job's (and estimate_generation_job's) arguments."""
     return {
         "study": d["study"],
-        "judge": d["model"],
+        "generator": d["model"],
         "candidate_key": d["candidate_key"],
         "params": {"max_tokens": d["max_tokens"]} if d["max_tokens"] else {},
         "budget_usd": d["budget_usd"],
@@ -73,7 +73,7 @@ def _generation_options(d: dict) -> dict:
 @require_http_methods(["GET"])
 def generation_job(request: HtmxHttpRequest, generation_id: int) -> HttpResponse:
     job = get_object_or_404(
-        GenerationJob.objects.manageable_by(request.user).select_related("study", "judge", "candidate"),
+        GenerationJob.objects.manageable_by(request.user).select_related("study", "generator", "candidate"),
         pk=generation_id,
     )
     # The rows are inside the polled fragment, so each answer's state refreshes without a reload.

@@ -49,16 +49,16 @@ def runs_of(job: Any):  # a QuerySet of BatchRun
     return BatchRun.objects.filter(**_job_ref(job))
 
 
-def can_batch(judge: Judge) -> bool:
+def can_batch(model: Judge) -> bool:
     """Only endpoint models speak the Batch API (baselines answer locally).
 
     A model whose key or generation settings would be refused goes to synchronous calls
     instead, where ``judging.llm.complete`` fails each row with the reason (nothing is sent).
     """
-    if judge.kind != Judge.Kind.OPENAI or judge.key_refusal():
+    if model.kind != Judge.Kind.OPENAI or model.key_refusal():
         return False
     try:
-        generation_params.check(judge.generation)
+        generation_params.check(model.generation)
     except generation_params.GenerationParamError:
         return False
     return True
@@ -92,8 +92,8 @@ def plan_lines(requests: Iterable[Request]) -> list[Line]:
     return list(by_key.values())
 
 
-def _body(judge: Judge, request: Request) -> dict[str, Any]:
-    return {"model": judge.model, "messages": request.messages, **request.body}
+def _body(model: Judge, request: Request) -> dict[str, Any]:
+    return {"model": model.model, "messages": request.messages, **request.body}
 
 
 # --- submit ----------------------------------------------------------------------------------
@@ -128,7 +128,7 @@ def submit_now(job: Any) -> BatchRun | None:
     job.refresh_from_db()
     if job.status not in job.ACTIVE:
         return None
-    if not can_batch(job.judge):
+    if not can_batch(job.called_model):
         ids = list(_free_rows(job).values_list("pk", flat=True))
         if ids:
             enqueue_sync(job, ids)
@@ -160,7 +160,7 @@ def _free_rows(job: Any):  # a QuerySet of rows
 def _submit_one(job: Any, exclude: set[int]) -> tuple[BatchRun | None, set[int]]:
     """One batch of free rows; also returns the rows sent to synchronous calls (cache hits)."""
     kind = kind_of(job)
-    judge = job.judge
+    model = job.called_model
     with transaction.atomic():
         # Taking the rows is its own short transaction, so no two submitters take the same row.
         ids = list(
@@ -180,7 +180,7 @@ def _submit_one(job: Any, exclude: set[int]) -> tuple[BatchRun | None, set[int]]
         for line in plan_lines(r for r in requests if r.cache_key not in cached):
             encoded = (
                 json.dumps(
-                    client.request_line(custom_id(kind.name, line.carrier), _body(judge, line.request)),
+                    client.request_line(custom_id(kind.name, line.carrier), _body(model, line.request)),
                     ensure_ascii=False,
                 ).encode()
                 + b"\n"
@@ -191,7 +191,7 @@ def _submit_one(job: Any, exclude: set[int]) -> tuple[BatchRun | None, set[int]]
             size += len(encoded)
         if to_sync:  # answered from the cache by a synchronous chunk, at no cost
             transaction.on_commit(lambda: enqueue_sync(job, to_sync))
-        estimates = [estimate_cost(judge, line.request, batch=True) for line, _ in lines]
+        estimates = [estimate_cost(model, line.request, batch=True) for line, _ in lines]
         if lines and job.budget_usd is not None:
             lines, estimates = _affordable(job, lines, estimates)
         if not lines:
@@ -233,7 +233,7 @@ def _uncount(job: Any, carriers: list[int]) -> None:
 
 def _send(job: Any, run: BatchRun, content: bytes, lines: list[Line]) -> BatchRun:
     kind = kind_of(job)
-    snapshot = llm.JudgeSnapshot.of(job.judge)
+    snapshot = llm.JudgeSnapshot.of(job.called_model)
     # Counted before anything is sent: a worker dying mid-upload still leaves them counted.
     type(job).objects.filter(pk=job.pk).update(calls=F("calls") + len(lines))
     kind.rows(job).filter(pk__in=[line.carrier for line in lines]).update(attempts=F("attempts") + 1)
@@ -303,11 +303,11 @@ def poll(batch_run_id: int) -> str:
     poll tries again. A permanent error (the provider no longer knows the batch) fails it
     and its rows go to synchronous calls.
     """
-    run = BatchRun.objects.select_related("judge_job__judge", "generation_job__judge").get(pk=batch_run_id)
+    run = BatchRun.objects.select_related("judge_job__judge", "generation_job__generator").get(pk=batch_run_id)
     if run.state != State.SUBMITTED:
         return run.state
     job = run.job
-    snapshot = llm.JudgeSnapshot.of(job.judge)
+    snapshot = llm.JudgeSnapshot.of(job.called_model)
     try:
         if job.status == job.Status.CANCELLED and run.provider_status not in ("cancelling", *client.FINAL_STATUSES):
             status = client.cancel(snapshot, run.provider_batch_id)

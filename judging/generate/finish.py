@@ -32,7 +32,7 @@ def finish_generation_job(job: GenerationJob) -> GenerationJob:
     Failed generations make no response.
     """
     with transaction.atomic():
-        job = GenerationJob.objects.select_for_update().select_related("judge", "study").get(pk=job.pk)
+        job = GenerationJob.objects.select_for_update().select_related("generator", "study").get(pk=job.pk)
         fresh = list(
             job.generations.filter(status=Generation.Status.DONE, response__isnull=True)
             .select_related("instruction")
@@ -59,18 +59,18 @@ def _candidate(job: GenerationJob) -> Candidate:
     candidate, _ = Candidate.objects.get_or_create(
         study=job.study,
         key=job.candidate_key,
-        defaults={"name": job.judge.name, "position": 0 if last is None else last + 1},
+        defaults={"name": job.generator.name, "position": 0 if last is None else last + 1},
     )
     return candidate
 
 
 def provenance(job: GenerationJob, row: Generation) -> dict[str, Any]:
     """What a response records about how it was made (shown with the response)."""
-    judge = job.judge
+    generator = job.generator
     return {
-        "model": judge.name,
-        "model_id": judge.model,
-        "base_url": judge.base_url,
+        "model": generator.name,
+        "model_id": generator.model,
+        "base_url": generator.base_url,
         "params": row.params,
         "prompt_version": job.prompt_version,
         "prompt_hash": row.prompt_hash,
@@ -138,15 +138,15 @@ def extend_pairs(job: GenerationJob, candidate: Candidate, responses: list[Respo
     return len(new)
 
 
-def own_candidate_key(*, study: Study, judge: Judge) -> str:
+def own_candidate_key(*, study: Study, model: Judge) -> str:
     """The study's candidate this registered model wrote (its latest completed generation job),
     else the model's manual ``self_candidate_key``; "" when it has none."""
     key = (
         GenerationJob.objects.filter(
-            study=study, judge=judge, status=GenerationJob.Status.COMPLETED, candidate__isnull=False
+            study=study, generator=model, status=GenerationJob.Status.COMPLETED, candidate__isnull=False
         )
         .order_by("-finished_at", "-pk")
         .values_list("candidate__key", flat=True)
         .first()
     )
-    return key or judge.self_candidate_key
+    return key or model.self_candidate_key

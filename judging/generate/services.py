@@ -35,7 +35,7 @@ _KEY = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 def start_generation_job(
     *,
     study: Study,
-    judge: Judge,
+    generator: Judge,
     candidate_key: str = "",
     params: dict[str, Any] | None = None,
     budget_usd: Decimal | None = None,
@@ -56,7 +56,7 @@ def start_generation_job(
     """
     planned = plan_generation_job(
         study=study,
-        judge=judge,
+        generator=generator,
         candidate_key=candidate_key,
         params=params,
         budget_usd=budget_usd,
@@ -74,7 +74,7 @@ def start_generation_job(
         job.save(force_insert=True)
         Generation.objects.bulk_create(generation_rows(job, planned.instructions))
         transaction.on_commit(lambda: enqueue_pending(job=job))
-    logger.info("generation job %s: %s answers from %s on %s", job.pk, job.total, judge.name, study.slug)
+    logger.info("generation job %s: %s answers from %s on %s", job.pk, job.total, generator.name, study.slug)
     return job
 
 
@@ -89,7 +89,7 @@ class GenerationJobPlan(NamedTuple):
 def plan_generation_job(
     *,
     study: Study,
-    judge: Judge,
+    generator: Judge,
     candidate_key: str = "",
     params: dict[str, Any] | None = None,
     budget_usd: Decimal | None = None,
@@ -105,7 +105,7 @@ def plan_generation_job(
     The same checks and the same JobError as start_generation_job, which saves what this
     returns; the estimate before launch (judging.estimates) prices it without saving.
     """
-    key = _check_model_and_key(study=study, judge=judge, candidate_key=candidate_key)
+    key = _check_model_and_key(study=study, generator=generator, candidate_key=candidate_key)
     params = _check_params(params)
     _check_options(
         pair_policy=pair_policy,
@@ -134,7 +134,7 @@ def plan_generation_job(
     return GenerationJobPlan(
         GenerationJob(
             study=study,
-            judge=judge,
+            generator=generator,
             candidate_key=key,
             params=params,
             prompt_version=prompt_version,
@@ -153,7 +153,7 @@ def plan_generation_job(
 def generation_rows(job: GenerationJob, instructions: list[Instruction]) -> list[Generation]:
     """The job's unsaved Generation rows, one per instruction, holding exactly what is sent."""
     # What is sent: the model's own settings, then the job's (the job wins).
-    sent = {**(job.judge.generation or {}), **job.params}
+    sent = {**(job.generator.generation or {}), **job.params}
     rows = []
     for instruction in instructions:
         messages = prompts.messages_for(instruction.text, version=job.prompt_version)
@@ -165,19 +165,22 @@ def generation_rows(job: GenerationJob, instructions: list[Instruction]) -> list
     return rows
 
 
-def _check_model_and_key(*, study: Study, judge: Judge, candidate_key: str) -> str:
-    if judge.kind != Judge.Kind.OPENAI:
-        raise JobError(f"model {judge.name!r} is a {judge.get_kind_display().lower()} and cannot write answers")
-    if not judge.use_as_generator:
-        raise JobError(f"model {judge.name!r} is not enabled as a generator (use_as_generator)")
-    check_sendable(judge)
-    key = candidate_key or judge.name
+def _check_model_and_key(*, study: Study, generator: Judge, candidate_key: str) -> str:
+    if generator.kind != Judge.Kind.OPENAI:
+        raise JobError(f"model {generator.name!r} is a {generator.get_kind_display().lower()} and cannot write answers")
+    if not generator.use_as_generator:
+        raise JobError(f"model {generator.name!r} is not enabled as a generator (use_as_generator)")
+    check_sendable(generator)
+    key = candidate_key or generator.name
     if not _KEY.match(key):
         raise JobError(f"candidate key {key!r} must be 1-64 letters, digits or _.:-")
     existing = Candidate.objects.filter(study=study, key=key).first()
-    if existing is not None and not GenerationJob.objects.filter(study=study, judge=judge, candidate=existing).exists():
+    if (
+        existing is not None
+        and not GenerationJob.objects.filter(study=study, generator=generator, candidate=existing).exists()
+    ):
         raise JobError(
-            f"study {study.slug!r} already has a candidate {key!r} that {judge.name!r} "
+            f"study {study.slug!r} already has a candidate {key!r} that {generator.name!r} "
             f"did not write; choose another candidate key"
         )
     if GenerationJob.objects.filter(

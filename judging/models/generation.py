@@ -28,7 +28,7 @@ class GenerationJob(LLMJob):
         NONE = "none", "Do not add pairs"
 
     study = models.ForeignKey(Study, models.CASCADE, related_name="generation_jobs")
-    judge = models.ForeignKey(
+    generator = models.ForeignKey(
         Judge, models.PROTECT, related_name="generation_jobs", help_text="The registered model that writes the answers."
     )
     candidate_key = models.CharField(max_length=64)
@@ -46,7 +46,11 @@ class GenerationJob(LLMJob):
     objects = GenerationJobQuerySet.as_manager()
 
     def __str__(self) -> str:
-        return f"generation job {self.pk}: {self.judge} on {self.study}"
+        return f"generation job {self.pk}: {self.generator} on {self.study}"
+
+    @property
+    def called_model(self) -> Judge:
+        return self.generator
 
 
 class Generation(WorkRow):

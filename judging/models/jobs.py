@@ -63,6 +63,10 @@ class JudgeJob(LLMJob):
     def __str__(self) -> str:
         return f"job {self.pk}: {self.judge} on {self.study}"
 
+    @property
+    def called_model(self) -> Judge:
+        return self.judge
+
     def template(self) -> templates.Template | None:
         """The template this job's prompts are rendered from; None for a CoBBLEr prompt version."""
         if self.own_template_id:

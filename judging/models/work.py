@@ -17,6 +17,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from judging import vocabulary
+from judging.models.judges import Judge
 
 
 class LLMJob(models.Model):
@@ -63,6 +64,17 @@ class LLMJob(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in self.FINISHED
+
+    @property
+    def called_model(self) -> Judge:
+        """The registered model this job calls: a judge job's ``judge``, a generation job's
+        ``generator``.
+
+        Each job names its model after the role it plays there (one registered model may be
+        both), so the shared runtime (runner, batch driver, estimates) reaches it through this
+        name and never asks a generation job for a judge.
+        """
+        raise NotImplementedError
 
     def transition(self, from_states: tuple[str, ...], to: str, *, where: Q | None = None, **extra: object) -> bool:
         # Conditional UPDATE: of a pause and a completion racing, exactly one wins. ``where``

@@ -84,10 +84,10 @@ def run_chunk(
     key = (work.name, job_id)
     model_id = _model_of.get(key)
     if model_id is None:  # the first chunk of this job here: one query, then cached
-        judge_id = work.job_model.objects.filter(pk=job_id).values_list("judge_id", flat=True).first()
-        if judge_id is None:
+        called_id = work.job_model.objects.filter(pk=job_id).values_list(work.model_field, flat=True).first()
+        if called_id is None:
             return 0
-        model_id = _model_of.setdefault(key, judge_id)
+        model_id = _model_of.setdefault(key, called_id)
     if not limits.chunk_slots.try_take(model_id, chunks_per_model(), key):
         # At the model's cap. A chunk of the same job running here claims these rows itself
         # (_run_holding_slot) and re-enqueues what is left when its time is up, so the
@@ -100,7 +100,7 @@ def run_chunk(
             dispatch.send(work.name, job_id, [ids], countdown=busy_countdown())
         return 0
     try:
-        job = work.job_model.objects.select_related("judge").filter(pk=job_id).first()
+        job = work.job_model.objects.select_related(work.model_field).filter(pk=job_id).first()
         if job is None or job.status not in work.job_model.ACTIVE:
             return 0
         return _run_holding_slot(work, job, ids)
@@ -165,7 +165,7 @@ def _next_rows(work: WorkKind, job: Any, size: int) -> list[int]:
 def _run_claimed(work: WorkKind, job: Any, token: str, ids: list[int], more_rows: MoreRows) -> int:
     """Answer the rows this chunk holds (``token``), and those ``more_rows`` claims while
     calls are out: from the cache, then by calling."""
-    judge = llm.JudgeSnapshot.of(job.judge)
+    judge = llm.JudgeSnapshot.of(job.called_model)
     baseline = judge.kind == JudgeKind.BASELINE
     calls = _Calls(work, job, token, judge)
     try:
@@ -256,7 +256,7 @@ class _Calls:
             return
         admitted = requests
         if not self.free:
-            asks = [(r, estimate_cost(self.job.judge, r)) for r in requests]
+            asks = [(r, estimate_cost(self.job.called_model, r)) for r in requests]
             admitted, self.held, why = store.admit(self.work, self.job, asks)
             if why:
                 self.stop_sending()

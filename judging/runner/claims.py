@@ -51,7 +51,7 @@ def claim(kind: Any, job: Any, row_ids: list[int], token: str) -> int:
         lost_rows = kind.rows(job).filter(pk__in=row_ids, claim_token=token, in_flight_usd__gt=0)
         lost = lost_rows.aggregate(n=Count("pk"), usd=Sum("in_flight_usd"))
         if lost["n"]:
-            usd = lost["usd"] if job.judge.price(1000, 1000) > 0 else Decimal(0)
+            usd = lost["usd"] if job.called_model.price(1000, 1000) > 0 else Decimal(0)
             type(job).objects.filter(pk=job.pk).update(
                 lost_calls=F("lost_calls") + lost["n"], lost_cost_usd=F("lost_cost_usd") + usd
             )

@@ -156,7 +156,7 @@ def _apply(kind: WorkKind, job: Any, o: Outcome, now: datetime, *, batch: bool) 
         return {"failed": 1}
     c = o.completion
     deltas: dict[str, Any] = kind.fill(job, row, o.request, c)
-    cost = Decimal(0) if o.cached else _as_stored(job.judge.price(c.tokens_in, c.tokens_out, batch=batch))
+    cost = Decimal(0) if o.cached else _as_stored(job.called_model.price(c.tokens_in, c.tokens_out, batch=batch))
     row.status, row.raw_text, row.error, row.cached = RowStatus.DONE, c.text, "", o.cached
     row.tokens_in, row.tokens_out, row.latency_ms, row.cost_usd = c.tokens_in, c.tokens_out, c.latency_ms, cost
     deltas.update(
@@ -201,7 +201,7 @@ def store(kind: WorkKind, job: Any, outcomes: list[Outcome], *, token: str = "",
             last_error = o.error or last_error
             rows.append(o.request.row)
             c = o.completion
-            if c is not None and not o.cached and job.judge.kind != JudgeKind.BASELINE:
+            if c is not None and not o.cached and job.called_model.kind != JudgeKind.BASELINE:
                 new_cache.append(
                     CachedCompletion(
                         key=o.request.cache_key, raw_text=c.text, tokens_in=c.tokens_in, tokens_out=c.tokens_out

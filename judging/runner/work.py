@@ -55,9 +55,12 @@ def generation_cache_key(identity: str, messages: list[dict[str, Any]], params: 
 class WorkKind:
     name = ""
     # Concrete models (an LLMJob and its WorkRow subclass), typed Any: the runner filters on
-    # their own fields (job, judge), which the abstract bases do not declare.
+    # their own fields (job, the model's foreign key), which the abstract bases do not declare.
     job_model: type[Any] = JudgeJob
     row_model: type[Any] = Judgment
+    # The job's foreign key to the model it calls (what LLMJob.called_model returns), for
+    # queries: select_related, values_list and filters name the field, not the property.
+    model_field = "judge"
 
     def rows(self, job: Any) -> QuerySet:
         return self.row_model.objects.filter(job_id=job.pk)
@@ -171,14 +174,15 @@ class GenerateKind(WorkKind):
     name = "generate"
     job_model = GenerationJob
     row_model = Generation
+    model_field = "generator"
     stored_fields = (*COMMON_FIELDS, "prompt_hash")
 
     def rows(self, job: Any) -> QuerySet:
         return Generation.objects.filter(job_id=job.pk)
 
     def requests(self, job: GenerationJob, rows: list[Generation]) -> list[Request]:
-        identity = job.judge.cache_identity()
-        base = dict(job.judge.generation or {})
+        identity = job.generator.cache_identity()
+        base = dict(job.generator.generation or {})
         out = []
         for row in rows:
             params = dict(row.params or {})
@@ -218,13 +222,13 @@ def kind_of(job: Any) -> WorkKind:
     return KINDS["generate"] if isinstance(job, GenerationJob) else KINDS["judge"]
 
 
-def estimate_cost(judge: Any, request: Request, *, batch: bool = False) -> Decimal:
+def estimate_cost(model: Any, request: Request, *, batch: bool = False) -> Decimal:
     """A cautious price of one request before it is sent: ~3 characters a token in, and the
     request's max_tokens (else 128) out, at the Batch API price for a batch line. The budget
     gate counts it until the answer is stored."""
     chars = sum(len(str(m.get("content", ""))) for m in request.messages)
     out = requested_max_tokens(request) or 128
-    return judge.price(chars // 3 + 8, out, batch=batch)
+    return model.price(chars // 3 + 8, out, batch=batch)
 
 
 def estimate_tokens(request: Request) -> int:

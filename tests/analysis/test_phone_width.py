@@ -105,7 +105,7 @@ def phone_world(transactional_db, demo_study):
     job = JudgeJob.objects.filter(study=demo_study).first()
     assert job is not None
     generation = GenerationJob.objects.create(
-        study=demo_study, judge=job.judge, candidate_key="phone-gen", status=GenerationJob.Status.RUNNING
+        study=demo_study, generator=job.judge, candidate_key="phone-gen", status=GenerationJob.Status.RUNNING
     )
     assignment = Assignment.objects.filter(batch__study=demo_study, status=Assignment.Status.SUBMITTED).first()
     assert assignment is not None

@@ -44,7 +44,7 @@ def site(transactional_db, researcher) -> dict:
     )
     generation = GenerationJob.objects.create(
         study=study,
-        judge=judge,
+        generator=judge,
         candidate_key="axe-gen",
         created_by=researcher,
         status=GenerationJob.Status.COMPLETED,

@@ -85,7 +85,7 @@ def world(db):
         study=study, judge=judge, conditions=["order"], created_by=owner, status=JudgeJob.Status.RUNNING
     )
     generation = GenerationJob.objects.create(
-        study=study, judge=judge, candidate_key="alice-gen", created_by=owner, status=GenerationJob.Status.RUNNING
+        study=study, generator=judge, candidate_key="alice-gen", created_by=owner, status=GenerationJob.Status.RUNNING
     )
     # A finished report, so the report and download routes have something to hand the owner.
     run = ReportRun.objects.create(

@@ -79,7 +79,7 @@ def seeded(live_server):
         study=study, judge=judge, conditions=["order"], created_by=user, status=JudgeJob.Status.PAUSED
     )
     generation = GenerationJob.objects.create(
-        study=study, judge=judge, candidate_key="contract-gen", created_by=user, status=GenerationJob.Status.PAUSED
+        study=study, generator=judge, candidate_key="contract-gen", created_by=user, status=GenerationJob.Status.PAUSED
     )
     run = ReportRun.objects.create(
         study=study,

@@ -429,7 +429,7 @@ def test_a_generation_job_runs_through_the_batch_api(make_sim_judge, simulator, 
     study = seed_demo_study()
     model = make_sim_judge(name="newcomer", knobs="seed=9,answer_words=60", use_as_generator=True)
     worker = batch_worker()
-    job = start_generation_job(study=study, judge=model, params={"max_tokens": 48}, mode="batch")
+    job = start_generation_job(study=study, generator=model, params={"max_tokens": 48}, mode="batch")
     assert wait_until(lambda: job.refresh_from_db() or (job.is_finished and is_finalised(job)), timeout=90), (
         worker.log()[-3000:]
     )

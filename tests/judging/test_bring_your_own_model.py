@@ -61,7 +61,7 @@ def test_a_new_model_generates_is_paired_judged_by_batch_and_gets_its_egocentric
     call_command(
         "generate_answers", "--study", study.slug, "--model", "newcomer", "--max-tokens", "80", "--wait", stdout=out
     )
-    generation = GenerationJob.objects.get(study=study, judge=model)
+    generation = GenerationJob.objects.get(study=study, generator=model)
     assert generation.status == "completed", out.getvalue()
     own = Response.objects.filter(instruction__study=study, candidate__key="newcomer")
     assert own.count() == instructions

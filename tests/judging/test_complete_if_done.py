@@ -67,7 +67,7 @@ def test_a_job_not_running_never_completes_here(status):
 def test_a_generation_job_completes_on_its_own_rows():
     study = build_study()
     model = Judge.objects.create(name="gen", kind=Judge.Kind.OPENAI, base_url="http://127.0.0.1:9/v1", model="sim:")
-    job = start_generation_job(study=study, judge=model)
+    job = start_generation_job(study=study, generator=model)
     assert GenerationJob.row_model() is Generation and JudgeJob.row_model() is Judgment
     assert job.complete_if_done() is False
     job.generations.update(status=Generation.Status.DONE)

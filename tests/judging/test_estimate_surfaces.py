@@ -85,7 +85,7 @@ def test_the_form_the_api_and_the_cli_give_the_same_numbers(researcher_client, a
 
 
 def test_generation_form_api_and_cli_agree(researcher_client, api, study, writer):
-    expected = estimate_generation_job(study=study, judge=writer, params={"max_tokens": 300}, seed=1)
+    expected = estimate_generation_job(study=study, generator=writer, params={"max_tokens": 300}, seed=1)
     form = {"study": study.pk, "model": writer.pk, "max_tokens": "300", "pair_policy": "all", "seed": "1"}
     page = researcher_client.post("/judging/generations/", {**form, "mode": "sync", "preview": "1"})
     assert page.status_code == 200 and page.context["estimate"] == expected

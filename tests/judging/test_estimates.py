@@ -108,13 +108,13 @@ def test_a_generation_estimate_matches_what_the_simulated_run_then_costs(db, mak
     model = make_sim_judge(name="writer", knobs="seed=2,answer_words=60")
     first, second = study_with("gen-one", 40, 2), study_with("gen-two", 40, 2)
     # Without history the request's max_tokens is the guess: an upper bound of the cost.
-    blind = estimate_generation_job(study=first, judge=model, params={"max_tokens": 400})
+    blind = estimate_generation_job(study=first, generator=model, params={"max_tokens": 400})
     assert blind.tokens_out_basis == OutputBasis.MAX_TOKENS and blind.tokens_out_per_call == 400
-    ran = run_to_end(start_generation_job(study=first, judge=model, params={"max_tokens": 400}))
+    ran = run_to_end(start_generation_job(study=first, generator=model, params={"max_tokens": 400}))
     figures("generation job without history (upper bound)", blind, ran)
     assert ran.status == GenerationJob.Status.COMPLETED and blind.cost_usd >= ran.cost_usd
     # With this model's 40 answers as its history, the next job is estimated closely.
-    options = {"study": second, "judge": model, "params": {"max_tokens": 400}}
+    options = {"study": second, "generator": model, "params": {"max_tokens": 400}}
     estimate = estimate_generation_job(**options)
     assert estimate.tokens_out_basis == OutputBasis.HISTORY
     job = run_to_end(start_generation_job(**options, budget_usd=estimate.proposed_budget_usd))
@@ -146,10 +146,10 @@ def test_calls_the_cache_answers_are_subtracted(study, make_sim_judge):
 
 def test_a_generation_the_cache_holds_costs_nothing(study, make_sim_judge):
     model = make_sim_judge(name="writer", knobs="seed=2")
-    run_to_end(start_generation_job(study=study, judge=model, params={"max_tokens": 100}))
-    again = estimate_generation_job(study=study, judge=model, candidate_key="again", params={"max_tokens": 100})
+    run_to_end(start_generation_job(study=study, generator=model, params={"max_tokens": 100}))
+    again = estimate_generation_job(study=study, generator=model, candidate_key="again", params={"max_tokens": 100})
     assert (again.rows, again.calls, again.cached, again.cost_usd) == (3, 0, 3, 0)
-    other = estimate_generation_job(study=study, judge=model, candidate_key="again", params={"max_tokens": 99})
+    other = estimate_generation_job(study=study, generator=model, candidate_key="again", params={"max_tokens": 99})
     assert other.calls == 3  # other settings, another cache key
 
 
@@ -261,7 +261,7 @@ def test_an_estimate_refuses_what_a_start_refuses_and_writes_nothing(study, make
 
 
 def test_a_generation_estimate_writes_nothing(study, make_sim_judge):
-    estimate_generation_job(study=study, judge=make_sim_judge(name="writer"), params={"max_tokens": 10})
+    estimate_generation_job(study=study, generator=make_sim_judge(name="writer"), params={"max_tokens": 10})
     assert not GenerationJob.objects.exists() and not Generation.objects.exists()
     with pytest.raises(services.JobError, match="unknown generation setting"):
-        estimate_generation_job(study=study, judge=make_sim_judge(name="w2"), params={"stream": True})
+        estimate_generation_job(study=study, generator=make_sim_judge(name="w2"), params={"stream": True})

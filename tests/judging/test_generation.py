@@ -13,6 +13,7 @@ from judging.generate import prompts
 from judging.generate.finish import finish_generation_job
 from judging.generate.services import is_finalised, start_generation_job
 from judging.models import Generation, GenerationJob, Judge, JudgeJob
+from judging.runner.work import kind_of
 from judging.simulator.behaviour import answer_text, decide, parse_knobs, usage
 from tests.judging.conftest import build_study
 
@@ -34,7 +35,10 @@ def _answer_all(job: GenerationJob, *, fail: tuple[int, ...] = ()) -> None:
         if row.instruction.index in fail:
             row.status, row.error = Generation.Status.FAILED, "500 server error"
         else:
-            row.status, row.raw_text = Generation.Status.DONE, f"answer of {job.judge.name} to {row.instruction.index}"
+            row.status, row.raw_text = (
+                Generation.Status.DONE,
+                f"answer of {job.generator.name} to {row.instruction.index}",
+            )
             row.tokens_in, row.tokens_out, row.completed_at = 10, 20, timezone.now()
         row.save()
     failed = job.generations.filter(status=Generation.Status.FAILED).count()
@@ -49,7 +53,7 @@ def _answer_all(job: GenerationJob, *, fail: tuple[int, ...] = ()) -> None:
 
 def test_a_job_records_messages_params_and_hash_on_every_row(study):
     model = _model()
-    job = start_generation_job(study=study, judge=model, params={"max_tokens": 64})
+    job = start_generation_job(study=study, generator=model, params={"max_tokens": 64})
     rows = list(job.generations.select_related("instruction").order_by("instruction__index"))
     assert (job.total, len(rows), job.candidate_key, job.status) == (3, 3, "gen", "running")
     for row in rows:
@@ -80,7 +84,7 @@ def test_a_job_records_messages_params_and_hash_on_every_row(study):
 def test_bad_input_is_one_clear_error_and_writes_nothing(study, change, kwargs, message):
     model = _model(**change)
     with pytest.raises(services.JobError, match=message):
-        start_generation_job(study=study, judge=model, **kwargs)
+        start_generation_job(study=study, generator=model, **kwargs)
     assert not GenerationJob.objects.exists() and not Generation.objects.exists()
 
 
@@ -89,12 +93,12 @@ def test_a_study_without_instructions_is_refused(db):
 
     empty = Study.objects.create(slug="empty", name="Empty")
     with pytest.raises(services.JobError, match="has no instructions"):
-        start_generation_job(study=empty, judge=_model())
+        start_generation_job(study=empty, generator=_model())
 
 
 def test_finishing_makes_responses_with_provenance_and_pairs_with_every_candidate(study):
     model = _model()
-    job = start_generation_job(study=study, judge=model, params={"max_tokens": 64})
+    job = start_generation_job(study=study, generator=model, params={"max_tokens": 64})
     _answer_all(job, fail=(2,))
     assert not is_finalised(job)
     job = finish_generation_job(job)
@@ -128,7 +132,7 @@ def _sampled_pairs(slug: str, seed: int) -> set[tuple[int, str]]:
     study = build_study(slug)
     model = _model(f"gen-{slug}")
     job = start_generation_job(
-        study=study, judge=model, candidate_key="newbie", pair_policy="sample", pair_sample_size=5, seed=seed
+        study=study, generator=model, candidate_key="newbie", pair_policy="sample", pair_sample_size=5, seed=seed
     )
     _answer_all(job)
     job = finish_generation_job(job)
@@ -147,7 +151,7 @@ def test_a_pair_sample_is_seeded_same_seed_same_pairs(db):
 
 
 def test_pair_policy_none_adds_no_pairs(study):
-    job = start_generation_job(study=study, judge=_model(), pair_policy="none")
+    job = start_generation_job(study=study, generator=_model(), pair_policy="none")
     _answer_all(job)
     job = finish_generation_job(job)
     assert (job.responses_created, job.pairs_created, Pair.objects.count()) == (3, 0, 18)
@@ -155,26 +159,26 @@ def test_pair_policy_none_adds_no_pairs(study):
 
 def test_a_rerun_of_the_same_model_fills_only_the_missing_answers(study):
     model = _model()
-    job = start_generation_job(study=study, judge=model)
+    job = start_generation_job(study=study, generator=model)
     _answer_all(job, fail=(1,))
     finish_generation_job(job)
-    again = start_generation_job(study=study, judge=model)  # its own earlier candidate: allowed
+    again = start_generation_job(study=study, generator=model)  # its own earlier candidate: allowed
     assert list(again.generations.values_list("instruction__index", flat=True)) == [1]
     _answer_all(again)
     again = finish_generation_job(again)
     assert (again.responses_created, again.pairs_created) == (1, 4)
     with pytest.raises(services.JobError, match="no instructions without an answer from candidate 'gen'"):
-        start_generation_job(study=study, judge=model)
+        start_generation_job(study=study, generator=model)
     # Another model may not write into this candidate.
     with pytest.raises(services.JobError, match="already has a candidate 'gen'"):
-        start_generation_job(study=study, judge=_model("other"), candidate_key="gen")
+        start_generation_job(study=study, generator=_model("other"), candidate_key="gen")
 
 
 def test_a_judge_job_of_the_generating_model_gets_its_candidate_as_self(study):
     model = _model(self_candidate_key="alpha")
     before = services.start_judge_job(study=study, judge=model, condition_names=["order"])
     assert before.self_candidate_key == "alpha"  # no generation yet: the manual key
-    job = start_generation_job(study=study, judge=model, candidate_key="mine")
+    job = start_generation_job(study=study, generator=model, candidate_key="mine")
     _answer_all(job)
     finish_generation_job(job)
     after = services.start_judge_job(study=study, judge=model, condition_names=["order", "compassion"])
@@ -189,6 +193,18 @@ def test_a_judge_job_of_the_generating_model_gets_its_candidate_as_self(study):
     assert marked and all(j.cue.get("self_slot") in ("first", "second") for j in marked)
     other = services.start_judge_job(study=study, judge=_model("stranger"), condition_names=["order"])
     assert other.self_candidate_key == ""
+
+
+def test_the_runtime_reaches_either_jobs_model_through_called_model(study):
+    # One registered model in both roles: the judge job names it judge, the generation job
+    # generator; the runner's queries name the field its kind gives (model_field).
+    model = _model()
+    generating = start_generation_job(study=study, generator=model)
+    judging = services.start_judge_job(study=study, judge=model, condition_names=["order"])
+    for job in (generating, judging):
+        kind = kind_of(job)
+        assert job.called_model == getattr(job, kind.model_field) == model
+        assert kind.job_model.objects.filter(**{kind.model_field: model}).get() == job
 
 
 def test_the_report_loader_reads_the_jobs_self_key_and_falls_back_to_the_judges(study):
@@ -223,7 +239,7 @@ def test_the_simulator_answers_a_non_judging_prompt_with_a_seeded_answer():
 
 
 def test_answers_retried_after_completion_fill_only_what_the_sample_lacks(study):
-    job = start_generation_job(study=study, judge=_model(), pair_policy="sample", pair_sample_size=10, seed=1)
+    job = start_generation_job(study=study, generator=_model(), pair_policy="sample", pair_sample_size=10, seed=1)
     _answer_all(job, fail=(2,))
     job = finish_generation_job(job)
     assert (job.responses_created, job.pairs_created) == (2, 8)  # only 8 pairs possible so far

@@ -19,7 +19,7 @@ def test_the_answers_refresh_while_the_job_runs(live_server, browser, researcher
     study = build_study()
     study.created_by = researcher
     study.save()
-    job = start_generation_job(study=study, judge=_model("gen"), created_by=researcher)
+    job = start_generation_job(study=study, generator=_model("gen"), created_by=researcher)
     page = browser.new_page()
     page.goto(f"{live_server.url}/accounts/login/?next=/judging/generations/{job.pk}/")
     page.fill("input[name=username]", "alice")

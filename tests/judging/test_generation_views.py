@@ -100,7 +100,7 @@ def test_bad_input_in_the_form_is_one_error_and_writes_nothing(researcher_client
 
 
 def test_the_job_page_shows_the_candidate_counts_and_failures(researcher_client, setup):
-    job = start_generation_job(study=setup["study"], judge=setup["gen"], created_by=setup["study"].created_by)
+    job = start_generation_job(study=setup["study"], generator=setup["gen"], created_by=setup["study"].created_by)
     _answer_all(job, fail=(1,))
     Generation.objects.filter(job=job, status="done").update(raw_text="<script>alert(1)</script>")
     poll = researcher_client.get(f"/judging/generations/{job.pk}/", HTTP_HX_REQUEST="true")
@@ -116,7 +116,7 @@ def test_the_job_page_shows_the_candidate_counts_and_failures(researcher_client,
 
 def test_the_polled_fragment_carries_each_answer_s_state_until_the_job_is_finished(researcher_client, setup):
     """The answers table is inside the polled section: its rows refresh without a reload."""
-    job = start_generation_job(study=setup["study"], judge=setup["gen"], created_by=setup["study"].created_by)
+    job = start_generation_job(study=setup["study"], generator=setup["gen"], created_by=setup["study"].created_by)
     url = f"/judging/generations/{job.pk}/"
     page = researcher_client.get(url).content.decode()
     section = page[page.index('<section id="generation-progress"') : page.index("</section>")]
@@ -139,7 +139,7 @@ def test_the_polled_fragment_carries_each_answer_s_state_until_the_job_is_finish
 
 
 def test_other_researchers_see_no_job_and_pause_cancel_work(researcher_client, setup, other_researcher):
-    job = start_generation_job(study=setup["study"], judge=setup["gen"], created_by=setup["study"].created_by)
+    job = start_generation_job(study=setup["study"], generator=setup["gen"], created_by=setup["study"].created_by)
     client = Client()
     client.force_login(other_researcher)
     assert client.get(f"/judging/generations/{job.pk}/").status_code == 404
@@ -192,7 +192,7 @@ def test_api_bad_input_and_access_rules(api, setup, other_researcher):
     assert post(max_tokens=0).status_code == 400
     assert post(study="bobs").status_code == 404 and post(model="bob-private").status_code == 404
     assert not GenerationJob.objects.exists()
-    theirs = start_generation_job(study=setup["bobs"], judge=setup["gen"], created_by=other_researcher)
+    theirs = start_generation_job(study=setup["bobs"], generator=setup["gen"], created_by=other_researcher)
     assert api.get(f"/api/generation-jobs/{theirs.pk}/").status_code == 404
     assert api.post(f"/api/generation-jobs/{theirs.pk}/pause/").status_code == 404
     assert api.get("/api/generation-jobs/").json()["results"] == []
@@ -201,7 +201,7 @@ def test_api_bad_input_and_access_rules(api, setup, other_researcher):
 
 
 def test_api_pause_and_cancel(api, setup):
-    job = start_generation_job(study=setup["study"], judge=setup["gen"], created_by=setup["study"].created_by)
+    job = start_generation_job(study=setup["study"], generator=setup["gen"], created_by=setup["study"].created_by)
     assert api.post(f"/api/generation-jobs/{job.pk}/pause/").json()["status"] == "paused"
     assert api.post(f"/api/generation-jobs/{job.pk}/pause/").json()["status"] == "paused"
     assert api.post(f"/api/generation-jobs/{job.pk}/cancel/").json()["status"] == "cancelled"

@@ -43,7 +43,7 @@ def test_a_simulated_model_answers_the_demo_and_every_pair_is_extended(make_sim_
     study = seed_demo_study()
     model = make_sim_judge(name="newcomer", knobs="seed=9,answer_words=60,latency_ms=20")
     worker = judge_worker()
-    job = start_generation_job(study=study, judge=model, params={"max_tokens": 48})
+    job = start_generation_job(study=study, generator=model, params={"max_tokens": 48})
     assert finalised(job), worker.log()[-3000:]
     assert (job.status, job.total, job.done, job.failed) == ("completed", 12, 12, 0)
     candidate = Candidate.objects.get(study=study, key="newcomer")
@@ -75,7 +75,7 @@ def test_a_seeded_pair_sample_is_the_same_for_the_same_seed(make_sim_judge, judg
     picked = []
     for slug, seed in (("s1", 7), ("s2", 7), ("s3", 8)):
         study = build_study(slug)
-        job = start_generation_job(study=study, judge=model, pair_policy="sample", pair_sample_size=5, seed=seed)
+        job = start_generation_job(study=study, generator=model, pair_policy="sample", pair_sample_size=5, seed=seed)
         assert finalised(job) and job.pairs_created == 5
         picked.append(
             {
@@ -146,7 +146,7 @@ def test_pause_resume_and_cancel_a_generation_job(make_sim_judge, judge_worker, 
     study = seed_demo_study()
     model = make_sim_judge(name="slow", knobs="seed=4,latency_ms=400", max_concurrency=1)
     worker = judge_worker()
-    job = start_generation_job(study=study, judge=model)
+    job = start_generation_job(study=study, generator=model)
     assert wait_until(lambda: GenerationJob.objects.get(pk=job.pk).done >= 1, timeout=30)
     services.pause_job(job=job)
     assert worker.wait_idle()  # in-flight calls finished and were stored; nothing is left to run
@@ -159,7 +159,7 @@ def test_pause_resume_and_cancel_a_generation_job(make_sim_judge, judge_worker, 
     # Three answers at 3 s each, one at a time: the cancel lands while the first is out, however
     # slowly this test gets to it on a loaded machine (at 0.4 s all three were once done first).
     slower = make_sim_judge(name="slower", knobs="seed=4,latency_ms=3000", max_concurrency=1)
-    other = start_generation_job(study=build_study("cancel-me"), judge=slower)
+    other = start_generation_job(study=build_study("cancel-me"), generator=slower)
     services.cancel_job(job=other)
     assert worker.wait_idle()
     other.refresh_from_db()
@@ -170,7 +170,7 @@ def test_a_model_that_generated_and_judged_gets_an_egocentric_rate(make_sim_judg
     study = build_study("ego")
     model = make_sim_judge(name="both", knobs="seed=5,answer_words=30")
     judge_worker()
-    job = start_generation_job(study=study, judge=model)
+    job = start_generation_job(study=study, generator=model)
     assert finalised(job)
     judging = services.start_judge_job(study=study, judge=model, condition_names=["order"])
     judging.refresh_from_db()
@@ -205,7 +205,7 @@ def test_a_generation_job_runs_through_the_batch_api_at_the_batch_price(
     study = build_study("batched")
     model = make_sim_judge(name="batcher", knobs="seed=6,answer_words=40")
     judge_worker()
-    job = start_generation_job(study=study, judge=model, params={"max_tokens": 30}, mode="batch")
+    job = start_generation_job(study=study, generator=model, params={"max_tokens": 30}, mode="batch")
     assert finalised(job, timeout=90)
     assert (job.status, job.done, job.responses_created, job.pairs_created) == ("completed", 3, 3, 12)
     assert BatchRun.objects.filter(generation_job=job).exists()

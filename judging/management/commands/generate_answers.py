@@ -62,7 +62,7 @@ class Command(BaseCommand):
         params = {"max_tokens": o["max_tokens"]} if o["max_tokens"] is not None else {}
         options = {
             "study": study,
-            "judge": model,
+            "generator": model,
             "candidate_key": o["candidate_key"],
             "params": params,
             "budget_usd": budget,
