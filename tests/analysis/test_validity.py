@@ -96,10 +96,10 @@ def test_injected_position_bias_is_all_that_is_claimed(results):
 
 
 def test_a_coin_never_agrees_with_people(results):
-    # Weak by necessity (3 seeded replicates: the agreement section is slow). The harness measures
-    # the rate: at commit 0ce23bf, 2 of 12 coins at 5250 pairs were told they agree "above chance"
-    # (kappa 0.01-0.02 [0.00, 0.03] over 31,500 votes: each condition's claim is its own interval
-    # test, three per judge, with no correction), so this can fail on other seeds. Before the
+    # Weak by necessity (3 seeded replicates: the agreement section is slow). The rate is measured
+    # apart: with each condition's claim its own interval test (three per judge, no correction) a
+    # coin "agreed" somewhere in 35 of 400 simulated reports at 750 pairs; with the judge's
+    # conditions one Holm family, in 5 of 400 (docs/methods.md "Agreement claims"). Before the
     # chance-level reading of percent agreement (commit 0ce23bf) every coin "agreed".
     agree = results[v.COIN]["says_agreement"]
     assert agree["n"] == EXTRAS
