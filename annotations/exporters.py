@@ -17,11 +17,12 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+from annotations.biases import CROWD_CUED
 from annotations.importers.base import BadInput
 from annotations.importers.generic_settings import settings_row
 from annotations.importers.study_extensions import extensions
 from annotations.models import Assignment, Condition, Instruction, Pair, Response, Study, Submission
-from annotations.vocabulary import CROWD_CUED, Arrangement, CrowdChoice
+from annotations.vocabulary import Arrangement, CrowdChoice
 
 
 def _line(row: dict) -> str:

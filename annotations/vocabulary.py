@@ -30,13 +30,15 @@ class Condition(models.TextChoices):
     COMPASSION = "compassion", "Compassion (real model names)"
     FREQUENCY = "frequency", "Frequency (one system listed three times)"
     SELECTIVE = "selective", "Selective (stated expectation)"
+    AUTHORITY = "authority", "Authority (fabricated citation on one answer)"
+    VERBOSITY = "verbosity", "Verbosity (one answer padded)"
+    REFINEMENT = "refinement", "Refinement (one answer called refined)"
+    IDENTITY = "identity", "Identity (one answer attributed to a group)"
 
 
 # The biases with no judge calls of their own, read from the order run (egocentric: preferring
 # one's own answer; salience: the longer one).
 DERIVED_FROM = {"egocentric": Condition.ORDER, "salience": Condition.ORDER}
-# Crowd conditions whose tasks cue one slot (a fake majority, an irrelevant sentence).
-CROWD_CUED = (Condition.BANDWAGON, Condition.ATTENTIONAL)
 
 
 class Arrangement(models.TextChoices):

@@ -7,21 +7,15 @@ import random
 from collections.abc import Iterable
 from typing import Any
 
+from annotations.biases import CUE_CONDITIONS, REGISTRY
 from annotations.models import Pair, Response
 from annotations.vocabulary import DERIVED_FROM, Condition, JudgeSlot
 from judging import prompts
-from judging.prompts.templates import Template, render_template
+from judging.prompts.templates import Template, cue_context, render_template
 
 # The conditions a judge job runs. Egocentric and salience need no calls of their own: they are
 # read from the order run (vocabulary.DERIVED_FROM).
-SUPPORTED = (
-    Condition.ORDER,
-    Condition.COMPASSION,
-    Condition.BANDWAGON,
-    Condition.ATTENTIONAL,
-    Condition.SELECTIVE,
-    Condition.PLAIN,
-)
+SUPPORTED = (Condition.ORDER, Condition.COMPASSION, *CUE_CONDITIONS, Condition.PLAIN)
 DERIVED = DERIVED_FROM
 PRESENTATIONS: dict[str, tuple[int, ...]] = {Condition.PLAIN: (1,)}
 # Conditions whose two presentations swap the responses (the order run and its named twin).
@@ -127,18 +121,14 @@ def plan(
         if condition == Condition.PLAIN:
             rows = [{"presentation": 1, "slot1_response": first, "cue": {}}]
         else:
-            labels = template.labels if template else prompts.slot_labels(version)
-            templates = (
-                list(template.insertions[Condition.ATTENTIONAL]) if template else prompts.distractor_templates(version)
-            )
+            bias = REGISTRY[condition]
             rows = []
-            for presentation, slot, label in ((1, JudgeSlot.FIRST, labels[0]), (2, JudgeSlot.SECOND, labels[1])):
-                cue = {"cue_slot": slot}
-                if condition == Condition.BANDWAGON:
-                    cue["percent"] = bandwagon_percent
-                elif condition == Condition.ATTENTIONAL:
-                    cue["distractor"] = rng.choice(templates).format(label=label)
-                rows.append({"presentation": presentation, "slot1_response": first, "cue": cue})
+            for presentation, slot in ((1, JudgeSlot.FIRST), (2, JudgeSlot.SECOND)):
+                if template is not None:
+                    ctx = cue_context(template, condition, slot, percent=bandwagon_percent)
+                else:
+                    ctx = prompts.cue_context(version, condition, slot, percent=bandwagon_percent)
+                rows.append({"presentation": presentation, "slot1_response": first, "cue": bias.cue(rng, slot, ctx)})
     for row in rows:
         row.pop("other_response", None)
         row.setdefault("cue", {})

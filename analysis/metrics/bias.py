@@ -28,6 +28,7 @@ import pandas as pd
 from analysis.metrics.consistency import BIAS as CONSISTENCY
 from analysis.metrics.consistency import judge_consistent
 from analysis.profiles import Profile
+from annotations.biases import CUE_CONDITIONS
 from annotations.vocabulary import Condition
 from judging.vocabulary import TIE
 
@@ -141,7 +142,7 @@ def judge_bias_units(judgments: pd.DataFrame, *, profile: Profile) -> pd.DataFra
             _count(pairs, compassion, c_last, "compassion_last", pairs["answered"], c_first),
             _egocentric_comp(pairs, compassion, profile),
         ]
-    for condition in (Condition.BANDWAGON, Condition.ATTENTIONAL):
+    for condition in CUE_CONDITIONS:
         mask = pairs["condition"] == condition
         if mask.any():
             followed1 = pairs["valid1"] & (pairs["choice1"] == pairs["cue_slot1"])

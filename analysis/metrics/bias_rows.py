@@ -48,7 +48,7 @@ from analysis.metrics.stats import (
     sign_test,
     wilson,
 )
-from annotations.vocabulary import Condition
+from annotations.biases import CUE_CONDITIONS, REGISTRY
 
 # Expected rates of a uniform-random judge (a fair coin per prompt). Egocentric: the own
 # response in prompt 1 (1/2) times prompt 2 not the same slot (1/2); the compassion-run
@@ -65,15 +65,15 @@ RANDOM_THRESHOLD = {
     "egocentric": 0.25,
     "egocentric_comp": 0.25,
     "salience_longer": 0.5,
-    Condition.BANDWAGON: 0.25,
-    Condition.ATTENTIONAL: 0.25,
+    # A cue bias (annotations.biases): the cued answer both times, 1/2 x 1/2.
+    **dict.fromkeys(CUE_CONDITIONS, 0.25),
 }
 BIAS_ORDER = list(RANDOM_THRESHOLD)
 SIGNED = "position_preference"  # value = (hits - mirror) / n, in [-1, 1]
 HUMANS = "humans"
 # Rows a verdict may claim from: their null holds whatever the answers' quality (the cue or the
 # slot moves between the two presentations of the same pair, the answers do not).
-CLAIMED = ("position_preference", Condition.BANDWAGON, Condition.ATTENTIONAL)
+CLAIMED = ("position_preference", *CUE_CONDITIONS)
 # Rows whose raw rate mixes the bias with quality (longer or own answers may simply be better):
 # descriptive; their claims are made against a reference on the same pairs (metrics/reference.py).
 CONFOUNDED = ("egocentric", "egocentric_comp", "salience_longer")
@@ -88,12 +88,7 @@ NULLS = {
     "egocentric_comp": "no self-preference: the judge's own response is as likely as the other one to get "
     "the row's outcome",
     "salience_longer": "no length preference: among kept pairs the longer response is chosen half the time",
-    Condition.BANDWAGON: "the cue has no effect: with the same arrangement, following the cue both times is as "
-    "likely as going against it both times (cue-following share = the judge's own no-cue "
-    "agreement with the cued answer = 1/2)",
-    Condition.ATTENTIONAL: "the distractor has no effect: with the same arrangement, choosing the mentioned system "
-    "both times is as likely as choosing the other both times (share = the judge's own "
-    "no-distractor agreement = 1/2)",
+    **{condition: bias.null for condition, bias in REGISTRY.items()},
 }
 UNTESTED = {
     "order_first": "not tested alone (its no-bias value depends on the judge's consistency); see position_preference",
@@ -323,7 +318,7 @@ def finish_rows(observed: pd.DataFrame, units: pd.DataFrame | None = None, *, co
             }
         else:
             row["method"] = "no test (descriptive)"
-        if r.bias in (Condition.BANDWAGON, Condition.ATTENTIONAL) and int(r.n_valid) > 0:
+        if r.bias in CUE_CONDITIONS and int(r.n_valid) > 0:
             # Per prompt, the share choosing the cued slot among pairs with both prompts answered:
             # (2 * followed twice + 1 * consistent) / (2 * n_valid) = 1/2 + (hits - mirror) / (2 n_valid).
             n_valid = int(r.n_valid)

@@ -18,6 +18,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from annotations.biases import CROWD_CUED
 from annotations.vocabulary import Arrangement, Condition, CrowdChoice
 
 # nltk.word_tokenize (the authors' tokenizer) needs the punkt model, which is not
@@ -148,7 +149,7 @@ def human_bias_records(answers: pd.DataFrame, *, denominator: str = "valid") -> 
     # Equal lengths carry no length signal: out of n by default, in n (neither side) as the authors had it.
     kept = consistent if denominator == "all" else longer | shorter
     add(order, longer, kept, "salience_longer", shorter)
-    for condition in (Condition.BANDWAGON, Condition.ATTENTIONAL):
+    for condition in CROWD_CUED:
         mask = twins["condition"] == condition
         # Both ways need two letter votes: a tie neither follows nor goes against the cue.
         followed = (

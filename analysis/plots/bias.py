@@ -18,7 +18,7 @@ from analysis.plots.base import (
     subject_order,
     wrap_label,
 )
-from annotations.vocabulary import Condition
+from annotations.biases import CUE_CONDITIONS
 
 BIAS_ORDER = [
     "order_first",
@@ -28,8 +28,7 @@ BIAS_ORDER = [
     "egocentric",
     "egocentric_comp",
     "salience_longer",
-    Condition.BANDWAGON,
-    Condition.ATTENTIONAL,
+    *CUE_CONDITIONS,
 ]
 # A difference (first - last, in [-1, 1]) with 0 as its no-bias value: its own panel and scale.
 DIFFERENCE = "position_preference"

@@ -22,6 +22,7 @@ from analysis.metrics.human_bias import (
 )
 from analysis.metrics.reference import reference_rows
 from analysis.profiles import Profile
+from annotations.biases import CROWD_CUED
 from annotations.models import Study
 from annotations.vocabulary import Condition
 
@@ -32,8 +33,8 @@ HUMAN_STUDY = {
     "position_preference": Condition.ORDER,
     "position_consistency": Condition.ORDER,
     "salience_longer": Condition.ORDER,
-    Condition.BANDWAGON: Condition.BANDWAGON,
-    Condition.ATTENTIONAL: Condition.ATTENTIONAL,
+    # A cue bias's human rows come from its own crowd condition.
+    **{c: c for c in CROWD_CUED},
 }
 
 

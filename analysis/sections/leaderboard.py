@@ -17,6 +17,7 @@ from analysis.length.core import orient
 from analysis.loaders.length import load_votes, response_lengths
 from analysis.metrics.leaderboard import human_ceiling, human_choice_rates, judge_choice_rates, null_vs_majority
 from analysis.profiles import Profile
+from annotations.biases import REGISTRY
 from annotations.models import Study
 from annotations.vocabulary import Condition
 from judging.models import JudgeJob
@@ -31,8 +32,7 @@ SHORT = {
     "salience_longer": "length",
     "egocentric": "self",
     "egocentric_comp": "self (named)",
-    Condition.BANDWAGON: Condition.BANDWAGON.value,
-    Condition.ATTENTIONAL: "distractor",
+    **{c: b.short for c, b in REGISTRY.items()},
     Condition.COMPASSION: "names",
 }
 METHOD = (

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from analysis.metrics.stats import holm
-from annotations.vocabulary import Condition
+from annotations.biases import CUE_CONDITIONS, REGISTRY
 
 ALPHA = 0.05
 # Below these sizes the report's intervals are too wide to read (docs/methods.md).
@@ -41,20 +41,11 @@ BIAS_WORDS = {
     "position_preference": BiasWords(
         "position", "the first position", "the last position", "first slot twice", "last slot twice"
     ),
-    Condition.BANDWAGON: BiasWords(
-        "bandwagon",
-        "bandwagon cues",
-        "going against bandwagon cues",
-        "followed the cue both times",
-        "against it both times",
-    ),
-    Condition.ATTENTIONAL: BiasWords(
-        "distractor (attentional)",
-        "the system a distractor sentence mentions",
-        "the system a distractor sentence does not mention",
-        "mentioned system both times",
-        "the other both times",
-    ),
+    # The cue biases say it in their own plugin (annotations.biases).
+    **{
+        condition: BiasWords(b.words.name, b.words.toward, b.words.against, b.words.hits, b.words.mirror)
+        for condition, b in REGISTRY.items()
+    },
     "egocentric": BiasWords(
         "self-preference (egocentric)", "its own answers", "other models' answers", "own answer", "the other answer"
     ),
@@ -72,7 +63,7 @@ BIAS_WORDS = {
 TESTED = list(BIAS_WORDS)
 # Claims on their own test (analysis.metrics.bias_rows.CLAIMED); the other tested rows claim
 # only against a reference (reference_claim) and are otherwise described (descriptive_claim).
-CLAIMED = ("position_preference", Condition.BANDWAGON, Condition.ATTENTIONAL)
+CLAIMED = ("position_preference", *CUE_CONDITIONS)
 HUMANS = "humans"
 
 

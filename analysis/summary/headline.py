@@ -11,6 +11,7 @@ say so (docs/methods.md, "Verdict summary").
 from __future__ import annotations
 
 from analysis.summary.claims import ALPHA, _chance_words
+from annotations.biases import REGISTRY
 from annotations.vocabulary import Condition
 
 HUMANS = "humans"
@@ -20,10 +21,8 @@ PRIMARY = (Condition.ORDER, Condition.PLAIN)
 JUDGE_BIAS = {
     ("position_preference", "toward"): "prefers the first answer",
     ("position_preference", "against"): "prefers the second answer",
-    (Condition.BANDWAGON, "toward"): "follows bandwagon cues",
-    (Condition.BANDWAGON, "against"): "goes against bandwagon cues",
-    (Condition.ATTENTIONAL, "toward"): "favours the system a distractor sentence mentions",
-    (Condition.ATTENTIONAL, "against"): "avoids the system a distractor sentence mentions",
+    **{(c, "toward"): b.words.judge_toward for c, b in REGISTRY.items()},
+    **{(c, "against"): b.words.judge_against for c, b in REGISTRY.items()},
     ("salience_longer", "toward"): "prefers longer answers at equal quality",
     ("egocentric", "toward"): "prefers its own answers",
     ("egocentric_comp", "toward"): "prefers its own named answers",
@@ -32,15 +31,12 @@ JUDGE_BIAS = {
 HUMAN_BIAS = {
     ("position_preference", "toward"): "chose the first answer more often",
     ("position_preference", "against"): "chose the second answer more often",
-    (Condition.BANDWAGON, "toward"): "followed bandwagon cues more often",
-    (Condition.BANDWAGON, "against"): "went against bandwagon cues more often",
-    (Condition.ATTENTIONAL, "toward"): "chose the system a distractor sentence mentions more often",
-    (Condition.ATTENTIONAL, "against"): "chose the system a distractor sentence does not mention more often",
+    **{(c, "toward"): b.words.people_toward for c, b in REGISTRY.items()},
+    **{(c, "against"): b.words.people_against for c, b in REGISTRY.items()},
 }
 SHORT = {
     "position_preference": "position",
-    Condition.BANDWAGON: Condition.BANDWAGON.value,
-    Condition.ATTENTIONAL: "distractor",
+    **{c: b.short for c, b in REGISTRY.items()},
     "salience_longer": "length",
     "egocentric": "self-preference",
     "egocentric_comp": "self-preference",

@@ -24,6 +24,7 @@ from pathlib import Path
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
+from annotations.biases import CROWD_CUED
 from annotations.importers.base import (
     BadInput,
     ImportReport,
@@ -50,7 +51,7 @@ from annotations.importers.human_work import (
 )
 from annotations.importers.study_extensions import extensions
 from annotations.models import Candidate, Condition, Instruction, Pair, Participant, Response, Study, Task
-from annotations.vocabulary import CROWD_CUED, CrowdChoice
+from annotations.vocabulary import CrowdChoice
 
 IMPORT_LABEL = "import: "  # batches this importer owns (and replaces on a re-import)
 PSEUDONYM = "annotator-"

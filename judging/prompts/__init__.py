@@ -16,7 +16,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from annotations.vocabulary import Condition
+from annotations.biases import REGISTRY, CueBias, CueContext
+from annotations.vocabulary import Condition, JudgeSlot
 
 # prompt_hash is imported from here by the runner, the simulator and generation jobs.
 from judging.prompts.rendered import RenderedPrompt, prompt_hash  # noqa: F401
@@ -48,18 +49,23 @@ def load_template(version: str) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
-def _cue_sentence(t: dict[str, Any], condition: str, cue: dict[str, Any]) -> str:
+def cue_context(version: str, condition: str, slot: str, *, percent: int = 85) -> CueContext:
+    """Where a cue bias is shown in a CoBBLEr prompt: the version's own wording of it (whose
+    sentences say "System {label}") or, without one, the plugin's default with the full labels."""
+    t = load_template(version)
+    own = t["cues"].get(condition)
+    sentences = [own] if isinstance(own, str) else list(own or [])
+    labels = list(t["labels"]) if sentences else [f"System {x}" for x in t["labels"]]
+    i = 0 if slot == JudgeSlot.FIRST else 1
+    return CueContext(label=labels[i], other=labels[1 - i], sentences=sentences, percent=percent)
+
+
+def _cue_sentence(version: str, condition: str, cue: dict[str, Any]) -> str:
+    bias = REGISTRY.get(condition)
     slot = cue.get("cue_slot")
-    if not slot:
+    if bias is None or not slot:
         return ""
-    label = t["labels"][0 if slot == "first" else 1]
-    if condition == Condition.BANDWAGON:
-        return t["cues"]["bandwagon"].format(percent=cue.get("percent", 85), label=label)
-    if condition == Condition.ATTENTIONAL:
-        return cue["distractor"]
-    if condition == Condition.SELECTIVE:
-        return t["cues"]["selective"].format(label=label)
-    return ""
+    return bias.prompt_sentence(cue, cue_context(version, condition, slot, percent=cue.get("percent", 85)))
 
 
 def _echo_strings(
@@ -71,6 +77,7 @@ def _echo_strings(
     texts: tuple[str, str],
     format_lines: list[str],
     cue: dict[str, Any],
+    bias: CueBias | None = None,
 ) -> list[str]:
     percent = cue.get("percent", 85)
     out = [
@@ -87,6 +94,8 @@ def _echo_strings(
         *texts,
         "(You)",
     ]
+    if bias is not None and bias.condition not in t["cues"]:
+        out.extend(bias.echoes(cue, [f"System {x}" for x in t["labels"]]))
     for label in t["labels"]:
         out.append(t["cues"]["bandwagon"].format(percent=percent, label=label))
         out.append(t["cues"]["selective"].format(label=label))
@@ -112,6 +121,9 @@ def render(
     """
     t = load_template(version)
     cue = cue or {}
+    bias = REGISTRY.get(condition)
+    if bias is not None:  # an answer perturbation changes the cued answer's own text
+        first_text, second_text = bias.shown_texts(cue, first_text, second_text, first_slot=JudgeSlot.FIRST)
     named = condition in NAMED_CONDITIONS
     if named:
         names = cue["names"]
@@ -140,7 +152,7 @@ def render(
     if reference:
         parts.append(t["reference"].format(reference=reference))
     parts.append(block)
-    cue_sentence = _cue_sentence(t, condition, cue)
+    cue_sentence = _cue_sentence(version, condition, cue)
     if cue_sentence:
         parts.append(cue_sentence)
     parts.extend(format_lines)
@@ -158,6 +170,7 @@ def render(
             texts=(first_text, second_text),
             format_lines=format_lines,
             cue=cue,
+            bias=bias,
         )
 
     return RenderedPrompt(messages=messages, answer_labels=labels, _echo=echo)

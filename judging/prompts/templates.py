@@ -37,7 +37,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from annotations.vocabulary import Condition
+from annotations.biases import PROMPT, REGISTRY, CueContext
+from annotations.vocabulary import Condition, JudgeSlot
 from judging import verdicts
 from judging.prompts.rendered import RenderedPrompt
 from judging.vocabulary import VerdictFormat
@@ -49,9 +50,7 @@ INSERTION_POINTS = ("cue", "names")
 PLACEHOLDERS = (*REQUIRED, *OPTIONAL, *INSERTION_POINTS)
 # Which insertion point each condition writes into (conditions absent here need none).
 NEEDS: dict[str, str] = {
-    Condition.BANDWAGON: "cue",
-    Condition.ATTENTIONAL: "cue",
-    Condition.SELECTIVE: "cue",
+    **{c: "cue" for c, bias in REGISTRY.items() if bias.perturbs == PROMPT},
     Condition.COMPASSION: "names",
 }
 # Size bounds of a researcher's template (a prompt is sent with every call).
@@ -239,17 +238,23 @@ def builtin(version: str) -> Template:
     )
 
 
+def cue_context(t: Template, condition: str, slot: str, *, percent: int = 85) -> CueContext:
+    """Where a cue bias is shown in this template: its own wording of the bias if it has one
+    (``insertions``), else the plugin's default, with the template's labels."""
+    own = t.insertions.get(condition)
+    sentences = [own] if isinstance(own, str) else list(own or [])
+    i = 0 if slot == JudgeSlot.FIRST else 1
+    return CueContext(label=t.labels[i], other=t.labels[1 - i], sentences=sentences, percent=percent)
+
+
 def _insertion(t: Template, condition: str, cue: Mapping[str, Any]) -> dict[str, str]:
     """What the condition writes into the insertion points (nothing for the others)."""
     ins = t.insertions
     slot = cue.get("cue_slot")
-    label = t.labels[0 if slot == "first" else 1] if slot else ""
-    if condition == Condition.BANDWAGON and slot:
-        return {"cue": ins[Condition.BANDWAGON].format(percent=cue.get("percent", 85), label=label)}
-    if condition == Condition.ATTENTIONAL and slot:
-        return {"cue": cue["distractor"]}
-    if condition == Condition.SELECTIVE and slot:
-        return {"cue": ins[Condition.SELECTIVE].format(label=label)}
+    bias = REGISTRY.get(condition)
+    if bias is not None and slot:
+        sentence = bias.prompt_sentence(cue, cue_context(t, condition, slot, percent=cue.get("percent", 85)))
+        return {"cue": sentence} if sentence else {}
     if condition == Condition.COMPASSION and cue.get("names"):
         names = list(cue["names"])
         self_slot = cue.get("self_slot")
@@ -281,6 +286,9 @@ def render_template(
 ) -> RenderedPrompt:
     values = dict.fromkeys((*OPTIONAL, *INSERTION_POINTS), "")
     values.update(_insertion(t, condition, cue or {}))
+    bias = REGISTRY.get(condition)
+    if bias is not None:  # an answer perturbation changes the cued answer's own text
+        first_text, second_text = bias.shown_texts(cue or {}, first_text, second_text, first_slot=JudgeSlot.FIRST)
     if reference and t.hosts("reference"):
         values["reference"] = substitute(t.reference_block, {"reference": reference})
     user = _drop_empty_insertions(t.user, {p for p, v in values.items() if not v})

@@ -12,6 +12,13 @@ order_last         0        P(answer the second slot regardless of content)
 bandwagon          0        P(follow a bandwagon cue "X% of people believe System <L> ...")
 distractor         0        P(follow an attentional cue: pick the system the sentence names)
 selective          0        P(follow a selective cue "We expect System <L> to be better")
+authority          0        P(pick the answer that ends with a fabricated "Reference: ..." line)
+verbosity          0        P(pick the answer padded with content-free sentences)
+refinement         0        P(pick the answer the prompt calls "a refined version of" the other)
+identity           0        P(pick the answer the prompt says "was written by" a named group)
+                            (the cue biases of annotations.biases; an answer perturbation is
+                            removed before the quality of step 9 is read, so a judge without
+                            the knob decides on the original answers)
 self               0        P(pick the slot marked "(You)", if one is)
 length             0        P(pick the longer response; equal lengths -> second slot)
 invalid            0        P(the answer is garbage that names no system; per prompt)
@@ -77,8 +84,8 @@ uniform draw u_k = H(seed, messages, k) (so expected bias rates follow in closed
   2. invalid: with prob. invalid the answer is garbage (a fixed list of non-answers).
   3. with prob. order_first -> first slot;
   4. else with prob. order_last -> second slot;
-  5. else if the prompt carries a cue: with prob. bandwagon / distractor / selective (by cue
-     kind) -> the cued slot;
+  5. else if the prompt carries a cue: with prob. bandwagon / distractor / selective /
+     authority / verbosity / refinement / identity (by cue kind) -> the cued slot;
   6. else if a slot is marked "(You)": with prob. self -> that slot;
   7. else with prob. length -> the longer response (character count; ties -> second slot);
   8. else with prob. tie -> a tie (formats other than cobbler; the draw exists only when tie > 0);
@@ -122,6 +129,10 @@ class Knobs:
     bandwagon: float = 0.0
     distractor: float = 0.0
     selective: float = 0.0
+    authority: float = 0.0
+    verbosity: float = 0.0
+    refinement: float = 0.0
+    identity: float = 0.0
     self: float = 0.0
     length: float = 0.0
     invalid: float = 0.0
@@ -227,7 +238,32 @@ _CUES = (
     (rf"We expect {_LABEL} to be better", "selective"),
     (rf"{_LABEL} (?:likes to eat|plays a lot|has been all around)", "distractor"),
     (rf"thing that {_LABEL} can do", "distractor"),
+    (rf"{_LABEL} is a refined version of", "refinement"),
+    (rf"{_LABEL} was written by", "identity"),
 )
+# Answer perturbations, read from the text as an outside model would: a last paragraph that is a
+# reference ("Reference: Rossi, T. (2013). ..."), or one whose every sentence only points back at
+# the answer "above" (content-free padding, two sentences or more). Each is removed before quality
+# is read.
+_CITATION = re.compile(r"\n\nReference: [^\n]*\Z")
+_SENTENCE = re.compile(r"[^.!?]+[.!?]")
+
+
+def _without_citation(text: str) -> str | None:
+    m = _CITATION.search(text)
+    return text[: m.start()] if m else None
+
+
+def _without_padding(text: str) -> str | None:
+    head, sep, last = text.rpartition("\n\n")
+    sentences = _SENTENCE.findall(last)
+    restates = sentences and "".join(sentences).strip() == last.strip()
+    if sep and head and restates and len(sentences) >= 2 and all(" above" in s for s in sentences):
+        return head
+    return None
+
+
+_ANSWER_CUES = (("authority", _without_citation), ("verbosity", _without_padding))
 
 
 def read_prompt(messages: list[dict[str, Any]]) -> SimPrompt:
@@ -249,7 +285,7 @@ def read_prompt(messages: list[dict[str, Any]]) -> SimPrompt:
             else:
                 second = m.group(2)
             cue_kind, cue_slot = _find_cue(rest, labels)
-            return SimPrompt(m.group(1), second, labels, cue_kind, cue_slot, "")
+            return _with_answer_cue(SimPrompt(m.group(1), second, labels, cue_kind, cue_slot, ""))
     block = user.split("```")
     if len(block) < 3:
         raise ValueError("no ``` block with the two answers")
@@ -266,7 +302,20 @@ def read_prompt(messages: list[dict[str, Any]]) -> SimPrompt:
     labels = (f"{entries[0][0]} {entries[0][1]}", f"{entries[1][0]} {entries[1][1]}")
     cue_kind, cue_slot = _find_cue(after, labels)
     self_slot = "first" if entries[0][2] else "second" if entries[1][2] else ""
-    return SimPrompt(entries[0][3], entries[1][3], labels, cue_kind, cue_slot, self_slot)
+    return _with_answer_cue(SimPrompt(entries[0][3], entries[1][3], labels, cue_kind, cue_slot, self_slot))
+
+
+def _with_answer_cue(p: SimPrompt) -> SimPrompt:
+    """The prompt with an answer perturbation read as a cue and removed from the answer."""
+    if p.cue_kind:
+        return p
+    for kind, unperturb in _ANSWER_CUES:
+        for slot, text in (("first", p.first), ("second", p.second)):
+            original = unperturb(text)
+            if original is not None:
+                first, second = (original, p.second) if slot == "first" else (p.first, original)
+                return replace(p, first=first, second=second, cue_kind=kind, cue_slot=slot)
+    return p
 
 
 def _find_cue(text: str, labels: tuple[str, str]) -> tuple[str, str]:

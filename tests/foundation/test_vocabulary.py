@@ -83,8 +83,7 @@ OTHER_MEANINGS = {
     ("annotations/importers/cobbler_bias.py", "bandwagon"): 1,
     ("annotations/services/design.py", "order"): 3,
     ("cobbler_site/wiring/cobbler_import.py", "order"): 2,
-    # Words of a sentence ("no evidence of bandwagon bias") and an imported agreement's source.
-    ("analysis/summary/claims.py", "bandwagon"): 1,
+    # An imported agreement's source.
     ("analysis/summary/cards.py", "imported"): 1,
     # The "baseline" field of a judge and of a summary card (the no-bias value), and form,
     # admin and serializer field lists naming it.

@@ -1,0 +1,53 @@
+"""The bias battery: one plugin module per cue bias, and the registry every layer reads.
+
+A cue bias (``base.CueBias``) declares its perturbation (seeded, stored with the cue), where it
+goes (a sentence in the prompt's ``{cue}`` insertion point, or the cued answer's own text), the
+outcome counted (the cued answer chosen both times against the other both times), its null, its
+claim words and plot label, and its simulator knob. The judge planner and renderers
+(``judging.conditions``, ``judging.prompts``), the simulator, the crowd task designer and worker
+page (``annotations.services.design``, ``annotations.shown``), the counts, tests and claims
+(``analysis.metrics``, ``analysis.summary``) and the battery table read this registry, so a new
+bias is a new module here plus its ``Condition`` value (ARCHITECTURE.md, "Add a bias").
+
+Order, compassion, egocentric and salience are not cue biases (the answers swap places, or the
+outcome is read off the order run) and keep their own counting.
+"""
+
+from __future__ import annotations
+
+from annotations.biases.attentional import ATTENTIONAL
+from annotations.biases.authority import AUTHORITY
+from annotations.biases.bandwagon import BANDWAGON
+from annotations.biases.base import ANSWER, PROMPT, CueBias, CueContext, Words
+from annotations.biases.identity import IDENTITY
+from annotations.biases.refinement import REFINEMENT
+from annotations.biases.selective import SELECTIVE
+from annotations.biases.verbosity import VERBOSITY
+
+# In report order: CoBBLEr's first, then CALM's.
+REGISTRY: dict[str, CueBias] = {
+    b.condition: b for b in (BANDWAGON, ATTENTIONAL, SELECTIVE, AUTHORITY, VERBOSITY, REFINEMENT, IDENTITY)
+}
+CUE_CONDITIONS: tuple[str, ...] = tuple(REGISTRY)
+# Crowd conditions whose tasks cue one slot.
+CROWD_CUED: tuple[str, ...] = tuple(c for c, b in REGISTRY.items() if not b.judge_only)
+# The biases added beside CoBBLEr's (the battery table lists every cue bias).
+CALM = (AUTHORITY.condition, VERBOSITY.condition, REFINEMENT.condition, IDENTITY.condition)
+
+__all__ = [
+    "ANSWER",
+    "CALM",
+    "CROWD_CUED",
+    "CUE_CONDITIONS",
+    "PROMPT",
+    "REGISTRY",
+    "CueBias",
+    "CueContext",
+    "Words",
+    "cue_bias",
+]
+
+
+def cue_bias(condition: str) -> CueBias | None:
+    """The plugin of a cue condition, or None for a condition that is not one."""
+    return REGISTRY.get(condition)
