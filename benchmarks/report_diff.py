@@ -30,7 +30,10 @@ def main(old: str, new: str) -> int:
         a, b = old_dir / name, new_dir / name
         if not a.exists() or not b.exists() or normalised(a) != normalised(b):
             differ.append(name)
-    print(f"{len(names) - len(differ)} of {len(names)} reports identical" + (f"; differ: {', '.join(differ)}" if differ else ""))
+    print(
+        f"{len(names) - len(differ)} of {len(names)} reports identical"
+        + (f"; differ: {', '.join(differ)}" if differ else "")
+    )
     return 1 if differ else 0
 
 
