@@ -15,6 +15,7 @@ VOLATILE = re.compile(
     r'("(?:generated_at|computed_at|commit|data_version|created_at)":\s*"[^"]*")'
     r"|(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)"
     r"|(\b[0-9a-f]{40}\b)"
+    r"|(data version [0-9a-f]{16})"
 )
 
 

@@ -97,8 +97,11 @@ TAU_SD = 0.5  # log-sd of tau_i across instructions
 TAU_HUMAN = 1.2  # median rater tau (log-sd 0.4): people are about as noisy as the judges
 TIES = 0.05
 ORDER, BANDWAGON, ATTENTIONAL = "order", "bandwagon", "attentional"
-CONDITIONS = (ORDER, BANDWAGON, ATTENTIONAL)
-TESTED = ("position_preference", BANDWAGON, ATTENTIONAL, "egocentric", "salience_longer")
+# CALM's cue biases of the battery (annotations.biases): the bandwagon design, their own cue.
+CALM_CUES = ("authority", "verbosity", "refinement", "identity")
+COBBLER_CUES = (BANDWAGON, ATTENTIONAL)
+ALL_CUES = (*COBBLER_CUES, *CALM_CUES)
+TESTED = ("position_preference", *ALL_CUES, "egocentric", "salience_longer")
 # The bias each injection shows up as, and the direction a correct claim names.
 INJECTED_ROW = {
     "position": "position_preference",
@@ -106,7 +109,9 @@ INJECTED_ROW = {
     "attentional": ATTENTIONAL,
     "length": "salience_longer",
     "self": "egocentric",
+    **{cue: cue for cue in CALM_CUES},
 }
+COBBLER_KINDS = ("position", "bandwagon", "attentional", "length", "self")
 TARGETS = {"family_wise": 0.05, "family_wise_upper": 0.07, "row": 0.05, "coverage": (0.93, 0.97), "power": 0.95}
 POWER_CHECK = (0.10, 750)  # the power target applies to a 10% bias at 750 pairs
 COIN = "coin"  # the judge whose percent-agreement claims are checked
@@ -132,6 +137,11 @@ class StudySpec:
     rho: float = 0.0  # correlation of log-length with quality
     means: tuple[float, ...] = (0.0,) * K  # system mean qualities (OWN first)
     rater_slot_sd: float = 0.0  # each rater's own slot habit N(0, sd) on the probit scale, mean 0
+    cues: tuple[str, ...] = COBBLER_CUES  # the cue runs beside the order run (judges and people)
+
+    @property
+    def conditions(self) -> tuple[str, ...]:
+        return (ORDER, *self.cues)
 
 
 @dataclass(frozen=True)
@@ -181,7 +191,25 @@ PANELS = (
     Panel(
         "injected",
         StudySpec(),
-        tuple(_injected(kind, beta) for kind in INJECTED_ROW for beta in (0.05, 0.10, 0.20)),
+        tuple(_injected(kind, beta) for kind in COBBLER_KINDS for beta in (0.05, 0.10, 0.20)),
+        power=True,
+    ),
+    # The bias battery: every cue bias run beside the order run, so a judge's claim family holds
+    # nine rows (position, six cues, and the reference rows). No bias, then each CALM cue injected.
+    Panel(
+        "battery-null",
+        StudySpec(cues=ALL_CUES),
+        (
+            JudgeSpec("a-realistic"),
+            JudgeSpec("d-near-random", tau_scale=10.0),
+            JudgeSpec("e-invalid20", invalid=0.2),
+            JudgeSpec("f-slot-pull", slot_pull_sd=0.15),
+        ),
+    ),
+    Panel(
+        "battery-injected",
+        StudySpec(cues=ALL_CUES),
+        tuple(_injected(kind, beta) for kind in CALM_CUES for beta in (0.10, 0.20)),
         power=True,
     ),
 )
@@ -293,7 +321,7 @@ def p_first(
     if spec.bias == "self":
         own = SYSTEMS.index(OWN)
         p = mix(p, spec.beta * ((sys_x == own) | (sys_y == own)), sys_x == own)
-    if spec.bias in (BANDWAGON, ATTENTIONAL) and spec.bias == condition:
+    if spec.bias in ALL_CUES and spec.bias == condition:
         p = mix(p, spec.beta, prompt == 1)  # the cue sits on slot 1 in prompt 1, slot 2 in prompt 2
     if spec.bias == "position":
         p = mix(p, spec.beta, 1.0)
@@ -325,7 +353,7 @@ def judge_calls(
         "len_a": pairs["len_a"].to_numpy(),
         "len_b": pairs["len_b"].to_numpy(),
     }
-    for condition in CONDITIONS:
+    for condition in study.spec.conditions:
         slots = arrangement(rng, pairs, condition)
         probs[condition] = []
         for prompt, slot1_is_a in zip((1, 2), slots, strict=True):
@@ -360,7 +388,7 @@ def judge_truth(pairs: pd.DataFrame, probs: dict, v: float) -> dict[str, float]:
     """
     (p1, a1), (p2, a2) = probs[ORDER]
     out = {"position_preference": float(np.mean(p1 * p2 - (1 - p1) * (1 - p2)))}
-    for condition in (BANDWAGON, ATTENTIONAL):
+    for condition in (c for c in ALL_CUES if c in probs):
         (c1, _), (c2, _) = probs[condition]
         out[condition] = float(np.mean(c1 - c2))  # followed twice - against twice
     a, b = pairs["a"].to_numpy(), pairs["b"].to_numpy()
@@ -412,7 +440,7 @@ def human_frames(
     )
     frames, reviews = [], []
     truth_num = truth_den = 0.0
-    for c, condition in enumerate(CONDITIONS):
+    for c, condition in enumerate(study.spec.conditions):
         raters = np.argsort(rng.random((n_instr, raters_total)), axis=1)[:, :3]  # (instr, 3)
         forward_ab = rng.random(len(pairs)) < 0.5
         position = np.argsort(rng.random((n_instr, 2 * per)), axis=1).reshape(n_instr, per, 2)
@@ -451,7 +479,11 @@ def human_frames(
         if condition == ORDER:
             num, den = _human_salience(pairs, row[t == 0], taus[rater[t == 0]])
             truth_num, truth_den = truth_num + num, truth_den + den
-    truth = {"position_preference": 0.0, BANDWAGON: 0.0, ATTENTIONAL: 0.0, "salience_longer": truth_num / truth_den}
+    truth = {
+        "position_preference": 0.0,
+        **dict.fromkeys(study.spec.cues, 0.0),
+        "salience_longer": truth_num / truth_den,
+    }
     return pd.concat(frames, ignore_index=True), pd.concat(reviews, ignore_index=True), truth
 
 
@@ -652,7 +684,7 @@ def designed_null(panel: Panel, subject: str, key: str) -> bool:
         # closely), so for every judge but the one injected with this bias and g, which favours
         # another system and so, at equal quality, chooses its own answer less often.
         return INJECTED_ROW.get(spec.bias) != bias and not (bias == "egocentric" and spec.favourite)
-    if bias in ("position_preference", BANDWAGON, ATTENTIONAL):
+    if bias in ("position_preference", *ALL_CUES):
         return INJECTED_ROW.get(spec.bias) != bias
     equal_systems = len(set(panel.study.means)) == 1
     if bias == "egocentric":
@@ -781,6 +813,7 @@ COLUMNS = (
     ("position", "position_preference"),
     ("bandwagon", BANDWAGON),
     ("attentional", ATTENTIONAL),
+    *((cue, cue) for cue in CALM_CUES),
     ("egocentric", "egocentric"),
     ("ego~humans", "egocentric~humans"),
     ("salience", "salience_longer"),
@@ -925,6 +958,7 @@ def main() -> int:
         help="the people's rows alone, no judges simulated; results in validity-humans.json",
     )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--out", type=Path, default=None, help="results file (default: by the run's kind, below)")
     args = parser.parse_args()
     panels = tuple(p for p in PANELS if not args.panels or p.name in args.panels.split(","))
     default_sizes = SIZES[:2] if args.quick else SIZES
@@ -976,7 +1010,7 @@ def main() -> int:
     if args.quick:  # a smoke run never replaces the recorded results
         return 0
     # A partial run (some panels, or the people alone) never replaces the full table either.
-    path = (
+    path = args.out or (
         HUMANS_RESULTS
         if args.humans_only
         else RESULTS

@@ -220,6 +220,8 @@ else:
     _broker_dir = DATA_DIR / "broker"
     RUNTIME_DIRS += [_broker_dir / _sub for _sub in ("queue", "processed", "control")]
     CELERY_BROKER_URL = "filesystem://"
+    # kombu's filesystem transport with whole-file writes (a worker could read a half-written one).
+    CELERY_BROKER_TRANSPORT = "cobbler_site.filesystem_broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),

@@ -43,6 +43,7 @@ import pytest
 from analysis.metrics.stats import wilson
 from analysis.profiles import get_profile
 from analysis.sections import bias as bias_section
+from analysis.summary.claims import bias_claim
 from annotations.models import Candidate, Instruction, Pair, Response, Study
 from judging import services
 from judging.models import CachedCompletion, Judge, JudgeJob, Judgment
@@ -72,8 +73,10 @@ class Spec:
     self_key: str = ""
 
 
+# CALM's cue biases of the battery (annotations.biases): the bandwagon design, each its own knob.
+BATTERY = ("authority", "verbosity", "refinement", "identity")
 JUDGES = (
-    Spec("null", "seed=11", ("order", "bandwagon"), self_key=OWN),
+    Spec("null", "seed=11", ("order", "bandwagon", *BATTERY), self_key=OWN),
     Spec("first30", "order_first=0.3,seed=12", ("order",)),
     Spec("last20-invalid15", "order_last=0.2,invalid=0.15,seed=13", ("order",)),
     Spec("bandwagon60-invalid10", "bandwagon=0.6,invalid=0.1,seed=14", ("bandwagon",)),
@@ -81,11 +84,22 @@ JUDGES = (
     Spec("length50", "length=0.5,seed=16", ("order",), self_key=OWN),
     Spec("self60", "self=0.6,seed=17", ("compassion",), self_key=OWN),
     Spec("random", "", ("order", "bandwagon"), self_key=OWN),
+    Spec("authority30", "authority=0.3,seed=18", ("authority",)),
+    Spec("verbosity25-invalid10", "verbosity=0.25,invalid=0.1,seed=20", ("verbosity",)),
+    Spec("refinement40", "refinement=0.4,seed=21", ("refinement",)),
+    Spec("identity35", "identity=0.35,seed=22", ("identity",)),
 )
+# The battery judges' knob, P(the cued answer), and invalid rate: the rate is bandwagon's closed form.
+BATTERY_JUDGES = {
+    "authority30": ("authority", 0.3, 0.0),
+    "verbosity25-invalid10": ("verbosity", 0.25, 0.1),
+    "refinement40": ("refinement", 0.4, 0.0),
+    "identity35": ("identity", 0.35, 0.0),
+}
 PROFILES = ("default", "cobbler-paper")
 # The biases each judge is checked on (those with a closed form below).
 BIASES = {
-    "null": ("order_first", "order_last", "egocentric", "salience_longer", "bandwagon"),
+    "null": ("order_first", "order_last", "egocentric", "salience_longer", "bandwagon", *BATTERY),
     "first30": ("order_first", "order_last", "salience_longer"),
     "last20-invalid15": ("order_first", "order_last"),
     "bandwagon60-invalid10": ("bandwagon",),
@@ -93,6 +107,7 @@ BIASES = {
     "length50": ("egocentric", "salience_longer"),
     "self60": ("compassion_first", "compassion_last"),
     "random": ("order_first", "order_last", "egocentric", "salience_longer", "bandwagon"),
+    **{judge: (bias,) for judge, (bias, _, _) in BATTERY_JUDGES.items()},
 }
 RUN = {
     "order_first": "order",
@@ -103,6 +118,7 @@ RUN = {
     "attentional": "attentional",
     "compassion_first": "compassion",
     "compassion_last": "compassion",
+    **{bias: bias for bias in BATTERY},
 }
 
 
@@ -190,7 +206,7 @@ def hit_and_den(bias: str, profile: str, case: PairCase, o1: str | None, o2: str
     if bias in ("order_first", "order_last"):  # the same slot both times; paper: over all pairs
         slot = "first" if bias == "order_first" else "second"
         return o1 == o2 == slot, paper or both
-    if bias in ("bandwagon", "attentional"):  # followed the cue (first, then second) both times
+    if bias in ("bandwagon", "attentional", *BATTERY):  # followed the cue (first, then second) both times
         return o1 == "first" and o2 == "second", paper or both
     if bias == "egocentric":  # self pairs only; default: own chosen twice (a consistent self-choice)
         if case.own_is_a is None:
@@ -244,7 +260,8 @@ def pair_cases(job: JudgeJob, condition: str) -> list[PairCase]:
         shown, a_first = [], []
         for j in twins:
             first, second = (a, b) if j.slot1_response_id == a.pk else (b, a)
-            kind = {"bandwagon": "bandwagon", "attentional": "distractor"}.get(condition, "")
+            # The simulator reads an answer perturbation and removes it: quality is the original's.
+            kind = {"bandwagon": "bandwagon", "attentional": "distractor", **{b: b for b in BATTERY}}.get(condition, "")
             shown.append(
                 Shown(
                     first.text, second.text, kind, j.cue.get("cue_slot", "") if kind else "", j.cue.get("self_slot", "")
@@ -299,6 +316,8 @@ def closed_forms(judge: str, cases: list[PairCase]) -> dict[tuple[str, str], flo
         # salience = share of pairs whose longer response is better; egocentric = share of
         # self pairs where its own response is better (paper: own in P1, P2 the other slot).
         put("order_first", 0.0), put("order_last", 0.0), put("bandwagon", 0.0)
+        for bias in BATTERY:  # the perturbation is removed before quality is read: as bandwagon
+            put(bias, 0.0)
         put("salience_longer", h)
         if self_cases:
             put("egocentric", share(self_cases, hq_own))
@@ -320,6 +339,11 @@ def closed_forms(judge: str, cases: list[PairCase]) -> dict[tuple[str, str], flo
         put("bandwagon", 0.6, 0.6 * 0.9**2)
     elif judge == "distractor40":
         put("attentional", 0.4)  # as bandwagon: d = 0.4
+    elif judge in BATTERY_JUDGES:
+        # As bandwagon: the better answer is cued exactly once, so P(cued twice) = the knob; the
+        # paper's denominator counts invalid prompts too: knob x (1 - invalid)^2.
+        bias, knob, invalid = BATTERY_JUDGES[judge]
+        put(bias, knob, knob * (1 - invalid) ** 2)
     elif judge == "length50":
         # Each presentation picks the longer w.p. L + (1-L)*[longer is better], independently.
         # Longer better (share h): longer twice, never order-biased, kept and a hit. Otherwise longer
@@ -466,7 +490,7 @@ def test_the_measured_interval_contains_the_injected_rate(calibration, judge, bi
     # Cluster-robust (bootstrap over instructions, docs/methods.md): never narrower than Wilson at n.
     w_lo, w_hi = wilson(row["value"], row["n"])
     assert lo <= w_lo + 1e-12 and hi >= w_hi - 1e-12, (key, row["ci95"], (w_lo, w_hi))
-    if profile == "cobbler-paper" and bias in ("order_first", "order_last", "bandwagon", "attentional"):
+    if profile == "cobbler-paper" and bias in ("order_first", "order_last", "bandwagon", "attentional", *BATTERY):
         assert row["n"] == 600  # the authors' denominator: every comparison, invalid ones included
 
 
@@ -478,6 +502,7 @@ INJECTED = {
     "last20-invalid15": "position_preference",
     "bandwagon60-invalid10": "bandwagon",
     "distractor40": "attentional",
+    **{judge: bias for judge, (bias, _, _) in BATTERY_JUDGES.items()},
 }
 
 
@@ -503,6 +528,22 @@ def test_injected_biases_are_significant_and_unbiased_judges_are_not(calibration
         null_pref = measured(calibration, "null", "position_preference", profile)
         assert null_pref["value"] == 0.0 and null_pref["p_adjusted"] == 1.0
         assert measured(calibration, "null", "order_first", profile)["p_value"] is None
+
+
+def test_the_battery_claims_each_injected_cue_and_nothing_without_it(calibration):
+    """The bias battery's cards: each injected CALM cue is claimed toward the cued answer, with the
+    knob inside the effect's interval; the judge without any knob gets no claim on any of them."""
+    for profile in PROFILES:
+        for judge, (bias, knob, _) in BATTERY_JUDGES.items():
+            row = measured(calibration, judge, bias, profile)
+            claim = bias_claim(row, correction="holm")
+            assert claim is not None and claim["verdict"] == "biased" and claim["direction"] == "toward", claim
+            if profile == "default":  # effect = P(cued twice) - P(other twice) = knob - 0
+                lo, hi = row["effect_ci95"]
+                assert lo <= knob <= hi, (judge, row["effect"], row["effect_ci95"])
+        for bias in BATTERY:
+            claim = bias_claim(measured(calibration, "null", bias, profile), correction="holm")
+            assert claim is not None and claim["verdict"] == "no_evidence", claim
 
 
 def test_valid_rates_match_the_invalid_knob(calibration):

@@ -12,7 +12,7 @@ from django.db import transaction
 
 from annotations.models import Study
 from annotations.vocabulary import Condition
-from judging import estimates, prompts, services
+from judging import conditions, estimates, prompts, services
 from judging.models import Judge, JudgeJob
 from judging.vocabulary import Parser
 
@@ -26,7 +26,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--conditions",
             default=Condition.ORDER,
-            help="comma list: order,compassion,bandwagon,attentional,selective,plain",
+            help=f"comma list of {','.join(conditions.SUPPORTED)} (egocentric and salience come from order)",
         )
         parser.add_argument("--pair-set", default="all", choices=["all", "human"])
         parser.add_argument("--budget", default=None, help="USD; the job stops cleanly when reached")
