@@ -34,6 +34,7 @@ class Condition(models.TextChoices):
     VERBOSITY = "verbosity", "Verbosity (one answer padded)"
     REFINEMENT = "refinement", "Refinement (one answer called refined)"
     IDENTITY = "identity", "Identity (one answer attributed to a group)"
+    COT = "cot", "Chain of thought (the order run, judged after thinking step by step)"
 
 
 # The biases with no judge calls of their own, read from the order run (egocentric: preferring

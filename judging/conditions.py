@@ -15,11 +15,12 @@ from judging.prompts.templates import Template, cue_context, render_template
 
 # The conditions a judge job runs. Egocentric and salience need no calls of their own: they are
 # read from the order run (vocabulary.DERIVED_FROM).
-SUPPORTED = (Condition.ORDER, Condition.COMPASSION, *CUE_CONDITIONS, Condition.PLAIN)
+SUPPORTED = (Condition.ORDER, Condition.COMPASSION, *CUE_CONDITIONS, Condition.PLAIN, Condition.COT)
 DERIVED = DERIVED_FROM
 PRESENTATIONS: dict[str, tuple[int, ...]] = {Condition.PLAIN: (1,)}
-# Conditions whose two presentations swap the responses (the order run and its named twin).
-SWAPPED = (Condition.ORDER, Condition.COMPASSION)
+# Conditions whose two presentations swap the responses (the order run, its named twin and its
+# step-by-step twin, whose pairs are the order run's so the two compare pair by pair).
+SWAPPED = (Condition.ORDER, Condition.COMPASSION, Condition.COT)
 # Prompt versions that replay the authors' harness: prompt 1 of the order and compassion runs
 # always shows pair.response_a (the candidate earlier in the study's order) first.
 CANONICAL_FIRST_VERSIONS = frozenset({"v1-paper"})

@@ -20,6 +20,7 @@ from annotations.biases import REGISTRY, CueBias, CueContext
 from annotations.vocabulary import Condition, JudgeSlot
 
 # prompt_hash is imported from here by the runner, the simulator and generation jobs.
+from judging.prompts.cot import COT_INSTRUCTION
 from judging.prompts.rendered import RenderedPrompt, prompt_hash  # noqa: F401
 from judging.prompts.templates import content_hash, is_builtin
 
@@ -144,7 +145,7 @@ def render(
             t["slot_line"].format(label=t["labels"][1], response=second_text),
         ]
         labels = (f"System {t['labels'][0]}", f"System {t['labels'][1]}")
-        format_lines = [t["format"], t["no_explanation"]]
+        format_lines = [t["format"], COT_INSTRUCTION if condition == Condition.COT else t["no_explanation"]]
     if condition == Condition.SELECTIVE:
         format_lines.append(t["selective_ignore"])
     block = "\n".join([t["fence"], *lines, t["fence"]])

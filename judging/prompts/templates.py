@@ -40,6 +40,7 @@ from typing import Any
 from annotations.biases import PROMPT, REGISTRY, CueContext
 from annotations.vocabulary import Condition, JudgeSlot
 from judging import verdicts
+from judging.prompts.cot import COT_INSTRUCTION
 from judging.prompts.rendered import RenderedPrompt
 from judging.vocabulary import VerdictFormat
 
@@ -296,8 +297,13 @@ def render_template(
     messages = []
     if t.system:
         messages.append({"role": "system", "content": substitute(t.system, {})})
-    messages.append({"role": "user", "content": substitute(user, values)})
+    content = substitute(user, values)
+    if condition == Condition.COT:  # after the template's own instructions, as its last words
+        content = f"{content.rstrip()}\n\n{COT_INSTRUCTION}"
+    messages.append({"role": "user", "content": content})
     inserted = [v for k, v in values.items() if k in INSERTION_POINTS and v]
+    if condition == Condition.COT:
+        inserted.append(COT_INSTRUCTION)
 
     def echo() -> list[str]:
         # The template's own instructions and the inserted sentences: a judge that copies them

@@ -16,6 +16,11 @@ authority          0        P(pick the answer that ends with a fabricated "Refer
 verbosity          0        P(pick the answer padded with content-free sentences)
 refinement         0        P(pick the answer the prompt calls "a refined version of" the other)
 identity           0        P(pick the answer the prompt says "was written by" a named group)
+cot                0        on a prompt that asks to "think step by step" (the cot run): every
+                            knob that pulls away from quality (order_first, order_last, the cue
+                            knobs, self, length) is scaled by (1 - cot), and the answer reasons
+                            in a few sentences before its verdict; negative values make thinking
+                            hurt (in [-1, 1]; scaled knobs are capped at 1)
                             (the cue biases of annotations.biases; an answer perturbation is
                             removed before the quality of step 9 is read, so a judge without
                             the knob decides on the original answers)
@@ -133,6 +138,7 @@ class Knobs:
     verbosity: float = 0.0
     refinement: float = 0.0
     identity: float = 0.0
+    cot: float = 0.0
     self: float = 0.0
     length: float = 0.0
     invalid: float = 0.0
@@ -178,6 +184,8 @@ def parse_knobs(model: str, defaults: Knobs | None = None) -> Knobs:
         raise ValueError(f"answer_words must be between 1 and {MAX_ANSWER_WORDS}")
     if knobs.rpm < 0 or knobs.tpm < 0:
         raise ValueError("rpm and tpm must be 0 (no limit) or positive")
+    if not -1 <= knobs.cot <= 1:
+        raise ValueError("cot must be between -1 and 1")
     for name in ("latency_ms", "jitter_ms", "timeout_ms"):
         if not 0 <= getattr(knobs, name) <= MAX_DELAY_MS:
             raise ValueError(f"{name} must be between 0 and {MAX_DELAY_MS}")
@@ -202,6 +210,7 @@ class SimPrompt:
     cue_kind: str  # "", "bandwagon", "distractor", "selective"
     cue_slot: str  # "", "first", "second"
     self_slot: str  # "", "first", "second"
+    step_by_step: bool = False  # the prompt asks for reasoning first (the cot run)
 
 
 _LINE = re.compile(r"^(System|Model) (.+?)( \(You\))?: (.*)$")
@@ -264,6 +273,8 @@ def _without_padding(text: str) -> str | None:
 
 
 _ANSWER_CUES = (("authority", _without_citation), ("verbosity", _without_padding))
+# A request for reasoning before the verdict, in the words instructions use for it.
+_STEP_BY_STEP = re.compile(r"\b[Tt]hink step by step\b")
 
 
 def read_prompt(messages: list[dict[str, Any]]) -> SimPrompt:
@@ -285,7 +296,8 @@ def read_prompt(messages: list[dict[str, Any]]) -> SimPrompt:
             else:
                 second = m.group(2)
             cue_kind, cue_slot = _find_cue(rest, labels)
-            return _with_answer_cue(SimPrompt(m.group(1), second, labels, cue_kind, cue_slot, ""))
+            p = SimPrompt(m.group(1), second, labels, cue_kind, cue_slot, "", _STEP_BY_STEP.search(rest) is not None)
+            return _with_answer_cue(p)
     block = user.split("```")
     if len(block) < 3:
         raise ValueError("no ``` block with the two answers")
@@ -302,7 +314,10 @@ def read_prompt(messages: list[dict[str, Any]]) -> SimPrompt:
     labels = (f"{entries[0][0]} {entries[0][1]}", f"{entries[1][0]} {entries[1][1]}")
     cue_kind, cue_slot = _find_cue(after, labels)
     self_slot = "first" if entries[0][2] else "second" if entries[1][2] else ""
-    return _with_answer_cue(SimPrompt(entries[0][3], entries[1][3], labels, cue_kind, cue_slot, self_slot))
+    step_by_step = _STEP_BY_STEP.search(after) is not None
+    return _with_answer_cue(
+        SimPrompt(entries[0][3], entries[1][3], labels, cue_kind, cue_slot, self_slot, step_by_step)
+    )
 
 
 def _with_answer_cue(p: SimPrompt) -> SimPrompt:
@@ -372,24 +387,45 @@ def decide(
             return Decision(200, text=formats.invalid_text(knobs.format, _variant_draw(knobs, key)), garbled=True)
         return Decision(200, text=_invalid_text(knobs, key, messages), garbled=True)
     slot = _choose(knobs, key, p)
+    reasoning = _reasoning(p, slot) if p.step_by_step else ""
     if knobs.format != "cobbler":
         graded = formats.GRADED[knobs.format]
         strength = formats.strength(slot, quality(p.first), quality(p.second)) if graded else ""
         text = formats.write(knobs.format, slot, strength, _variant_draw(knobs, key))
-        return Decision(200, text=text, slot=slot, strength=strength)
-    return Decision(200, text=_write(knobs, key, p, slot, messages), slot=slot)
+        return Decision(200, text=reasoning + text, slot=slot, strength=strength)
+    return Decision(200, text=reasoning + _write(knobs, key, p, slot, messages), slot=slot)
+
+
+def _reasoning(p: SimPrompt, slot: str) -> str:
+    """What a chat model writes when told to think step by step: both answers named, then the verdict."""
+    if slot == "tie":
+        return (
+            f"Let me think step by step. First, what does the instruction ask for? Second, how complete and "
+            f"accurate is each answer? {p.labels[0]} and {p.labels[1]} cover the request about equally well.\n\n"
+        )
+    winner, other = (p.labels[0], p.labels[1]) if slot == "first" else (p.labels[1], p.labels[0])
+    return (
+        f"Let me think step by step. First, what does the instruction ask for? Second, how complete and accurate "
+        f"is each answer? {other} leaves part of the request unanswered, while {winner} addresses it directly.\n\n"
+    )
 
 
 def _choose(knobs: Knobs, key: str, p: SimPrompt) -> str:
-    if _uniform(knobs.seed, key, "order_first") < knobs.order_first:
+    # Thinking first scales every pull away from quality (the same draws, so the closed forms hold).
+    scale = 1.0 - knobs.cot if p.step_by_step else 1.0
+
+    def pull(value: float) -> float:
+        return min(1.0, value * scale)
+
+    if _uniform(knobs.seed, key, "order_first") < pull(knobs.order_first):
         return "first"
-    if _uniform(knobs.seed, key, "order_last") < knobs.order_last:
+    if _uniform(knobs.seed, key, "order_last") < pull(knobs.order_last):
         return "second"
-    if p.cue_kind and _uniform(knobs.seed, key, "cue") < getattr(knobs, p.cue_kind):
+    if p.cue_kind and _uniform(knobs.seed, key, "cue") < pull(getattr(knobs, p.cue_kind)):
         return p.cue_slot
-    if p.self_slot and _uniform(knobs.seed, key, "self") < knobs.self:
+    if p.self_slot and _uniform(knobs.seed, key, "self") < pull(knobs.self):
         return p.self_slot
-    if _uniform(knobs.seed, key, "length") < knobs.length:
+    if _uniform(knobs.seed, key, "length") < pull(knobs.length):
         return "first" if len(p.first) > len(p.second) else "second"
     if knobs.tie and _uniform(knobs.seed, key, "tie") < knobs.tie:
         return "tie"
