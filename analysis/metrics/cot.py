@@ -14,9 +14,10 @@ explain", so every pair the judge saw in both runs gives a paired comparison:
   as in ``gold_accuracy``).
 
 Each is the mean of per-pair differences d in {-1, 0, 1}. Test: the sign-flip test of
-sum(d) over instructions (``cluster_tests.sign_flip_p``); interval: the cluster-robust (CR1) t
-interval over instructions (``cluster_tests.cluster_t``). Both agree on the sign before a change
-is called a change; with fewer than ``MIN_INSTRUCTIONS`` instructions nothing is claimed.
+sum(d) over instructions (``cluster_tests.sign_flip_p``), Holm-adjusted over the judge's two
+outcomes (one family per judge, as the bias rows); interval: the cluster-robust (CR1) t interval
+over instructions (``cluster_tests.cluster_t``). A change is claimed when the adjusted p is below
+0.05 and the interval excludes 0; with fewer than ``MIN_INSTRUCTIONS`` instructions nothing is.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import pandas as pd
 from analysis.metrics.bias import pair_frame
 from analysis.metrics.cluster_tests import cluster_t, sign_flip_p
 from analysis.metrics.consistency import judge_consistent
+from analysis.metrics.stats import holm
 from annotations.vocabulary import Condition, JudgeSlot
 
 MIN_INSTRUCTIONS = 5
@@ -62,7 +64,9 @@ def _compare(d: pd.Series, instruction: pd.Series) -> dict:
     d = d.astype(float).to_numpy()
     codes = instruction.to_numpy()
     n, clusters = int(d.size), int(pd.unique(codes).size)
-    result: dict = {"n": n, "instructions": clusters, "effect": None, "ci95": None, "p_value": None, "claim": None}
+    result: dict = {
+        "n": n, "instructions": clusters, "effect": None, "ci95": None, "p_value": None, "p_holm": None, "claim": None,
+    }  # fmt: skip
     if n == 0:
         result["reason"] = "no pair judged in both runs"
         return result
@@ -72,9 +76,17 @@ def _compare(d: pd.Series, instruction: pd.Series) -> dict:
     result.update(effect=t.effect, ci95=None if not np.isfinite(t.ci95[0]) else t.ci95, p_value=p)
     if clusters < MIN_INSTRUCTIONS:
         result["reason"] = f"{clusters} instruction(s): a change is claimed from {MIN_INSTRUCTIONS}"
-    elif p < ALPHA and result["ci95"] is not None and (t.ci95[0] > 0 or t.ci95[1] < 0):
-        result["claim"] = "higher" if t.effect > 0 else "lower"
     return result
+
+
+def _claim(outcomes: list[dict]) -> None:
+    """Holm over one judge's tested outcomes, then the claim where the test and the interval agree."""
+    tested = [r for r in outcomes if r["p_value"] is not None and "reason" not in r]
+    for r, adjusted in zip(tested, holm(np.array([r["p_value"] for r in tested])), strict=True):
+        r["p_holm"] = float(adjusted)
+        low, high = r["ci95"] or (None, None)
+        if adjusted < ALPHA and low is not None and (low > 0 or high < 0):
+            r["claim"] = "higher" if r["effect"] > 0 else "lower"
 
 
 def cot_rows(judgments: pd.DataFrame, gold: pd.DataFrame) -> list[dict]:
@@ -107,5 +119,6 @@ def cot_rows(judgments: pd.DataFrame, gold: pd.DataFrame) -> list[dict]:
         )
         if on_gold.empty:
             accuracy["reason"] = "no gold labels on the pairs both runs judged"
+        _claim([consistency, accuracy])
         rows.append({"judge": judge, "consistency": consistency, "gold_accuracy": accuracy})
     return rows
