@@ -84,8 +84,8 @@ def _claim(outcomes: list[dict]) -> None:
     tested = [r for r in outcomes if r["p_value"] is not None and "reason" not in r]
     for r, adjusted in zip(tested, holm(np.array([r["p_value"] for r in tested])), strict=True):
         r["p_holm"] = float(adjusted)
-        low, high = r["ci95"] or (None, None)
-        if adjusted < ALPHA and low is not None and (low > 0 or high < 0):
+        ci = r["ci95"]
+        if adjusted < ALPHA and ci is not None and (ci[0] > 0 or ci[1] < 0):
             r["claim"] = "higher" if r["effect"] > 0 else "lower"
 
 
