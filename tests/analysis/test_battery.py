@@ -20,8 +20,8 @@ from analysis.exporters import export, validate
 from analysis.exporters.json_export import SCHEMA_PATH
 from analysis.metrics.battery import human_robustness_units, judge_robustness_units, robustness
 from analysis.metrics.cluster_tests import _cr1, ratio_difference_t
-from analysis.plots.battery import battery_plot
 from analysis.plots.base import house_style
+from analysis.plots.battery import battery_plot
 from analysis.profiles import get_profile
 from analysis.sections import battery
 from analysis.sections.bias import section_from_frames
@@ -31,21 +31,11 @@ from tests.analysis.test_bias import make_judgments
 from tests.analysis.test_plots_layout import layout_problems
 
 DEFAULT = get_profile("default")
+# The columns of loaders.human_pairwise_frame.
 HUMAN_COLUMNS = [
-    "rater",
-    "rater_label",
-    "batch",
-    "instruction",
-    "condition",
-    "pair_index",
-    "position",
-    "pair",
-    "resp_a",
-    "resp_b",
-    "arrangement",
-    "cue_slot",
-    "choice",
-]
+    "rater", "rater_label", "batch", "instruction", "condition", "pair_index", "position", "pair", "resp_a",
+    "resp_b", "arrangement", "cue_slot", "choice",
+]  # fmt: skip
 NO_HUMANS = pd.DataFrame(columns=HUMAN_COLUMNS)
 HOSTILE = '=HYPERLINK("x")<b>judge</b>'  # a judge name that must stay text in the CSV and the HTML
 NO_RESPONSES = pd.DataFrame(columns=["response", "candidate", "instruction", "text"])
@@ -317,3 +307,62 @@ def test_the_battery_plot_is_laid_out_cleanly_and_says_when_there_is_no_data():
         empty = battery_plot(report | {"battery": []})
         assert not empty.figure.axes[0].axison  # the "no data" panel
     assert "robustness" in plot.caption and "n = " in plot.caption
+
+
+# --- the demo, end to end (issue 24: "the report has the battery table for the simulated judge
+# and for simulated people"; an injected authority bias is measured within its interval) -------
+
+
+@pytest.mark.slow
+@pytest.mark.django_db
+def test_the_demo_report_has_the_battery_for_a_cued_judge_and_for_people(demo_study):
+    from analysis.report import build_report
+    from judging import runner, services
+    from judging.models import Judge
+    from judging.simulator.server import SimulatorServer
+
+    knob = 0.6
+    server = SimulatorServer(max_concurrency=64).start_in_thread()
+    try:
+        judge = services.create_judge(
+            name="calm-judge",
+            base_url=server.base_url,
+            model=f"sim:authority={knob},seed=5",
+            max_concurrency=16,
+            requests_per_minute=0,
+            request_timeout=10.0,
+            transport=Judge.Transport.HTTP,
+        )
+        job = services.start_judge_job(
+            study=demo_study, judge=judge, condition_names=[*CALM, "bandwagon", "order"], seed=3
+        )
+        for _ in range(20):  # what the worker does: run chunks until no row is left pending
+            pending = list(job.judgments.filter(status="pending").values_list("pk", flat=True))
+            if not pending:
+                break
+            runner.run_chunk("judge", job.pk, pending)
+    finally:
+        server.stop()
+    report = build_report(study=demo_study, profile="default")
+    validate(json.loads(export(report, "json")))  # authority ... identity rows are in the contract
+    rows = {(r["subject"], r["bias"]): r for r in report["battery"]}
+    assert {("humans", "bandwagon"), ("humans", "attentional")} <= set(rows)
+    assert {("calm-judge", b) for b in CALM} <= set(rows)
+    authority = rows[("calm-judge", "authority")]
+    low, high = authority["effect"]["ci95"]
+    assert authority["effect"]["claim"] == "biased" and low <= knob <= high
+    for bias in CALM[1:]:  # no knob: no claim
+        assert rows[("calm-judge", bias)]["effect"]["claim"] == "no_evidence"
+    # The order run shows each pair in both arrangements: every cued verdict has its reference.
+    assert all(rows[("calm-judge", b)]["robustness"]["unmatched"] == 0 for b in CALM)
+    assert authority["robustness"]["rate"] < min(rows[("calm-judge", b)]["robustness"]["rate"] for b in CALM[1:])
+    versus = rows[("calm-judge", "bandwagon")]["vs_humans"]
+    assert versus is not None and versus["ci95"] is not None
+    assert versus["difference"] == pytest.approx(
+        rows[("calm-judge", "bandwagon")]["effect"]["estimate"] - rows[("humans", "bandwagon")]["effect"]["estimate"]
+    )
+    assert (
+        rows[("calm-judge", "authority")]["vs_humans_reason"] == "no counted human answers on the authority condition"
+    )
+    archive = zipfile.ZipFile(io.BytesIO(export(report, "csv")))
+    assert len(list(csv.DictReader(io.StringIO(archive.read("battery.csv").decode())))) == len(report["battery"])
