@@ -22,7 +22,7 @@ effect the bias table already computes (``analysis.metrics.bias_rows``):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -132,15 +132,13 @@ def robustness(units: pd.DataFrame, *, unmatched: int, two_way: bool) -> Robustn
     df = (min(len(raters), len(instructions)) if two_way else len(instructions)) - 1
     ci95, deff = clustered_wilson(unchanged, codes, float(stdtrit(df, 0.975)))
     clusters = "two-way over raters and instructions" if two_way else "over instructions"
-    return Robustness(
-        **{
-            **base.__dict__,
-            "ci95": [float(x) for x in ci95],
-            "df": df,
-            "design_effect": deff,
-            "interval": f"cluster-robust (CR1) variance {clusters}; Wilson at the effective n = n / design "
-            f"effect (>= 1), t on {df} df",
-        }
+    return replace(
+        base,
+        ci95=[float(x) for x in ci95],
+        df=df,
+        design_effect=deff,
+        interval=f"cluster-robust (CR1) variance {clusters}; Wilson at the effective n = n / design effect (>= 1), "
+        f"t on {df} df",
     )
 
 
