@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from analysis.exporters import bt_tables
+from analysis.exporters import battery_table, bt_tables
 
 LEADING = {
     "leaderboard": [
@@ -54,6 +54,7 @@ LEADING = {
         "p_value",
         "p_adjusted",
     ],
+    "battery": battery_table.COLUMNS,
     "gold_accuracy": ["subject", "category", "value", "n", "ci95_low", "ci95_high", "correct", "unit", "pairs"],
     "agreement": ["kind", "metric", "a", "b", "value", "n", "ci95_low", "ci95_high"],
     "length_control_summary": ["key", "value"],
@@ -82,6 +83,14 @@ LEADING = {
 LEGEND_COLUMNS = {
     "bias": ("null", "method", "interval", "test"),
     "bias_reference": ("reference_detail", "estimand", "test", "interval", "method"),
+    "battery": (
+        "robustness_reference",
+        "robustness_interval",
+        "effect_test",
+        "effect_interval",
+        "vs_humans_method",
+        "method",
+    ),
     "gold_accuracy": ("estimand", "method", "interval"),
     "agreement": ("ties_rule", "unit", "aggregate", "interval"),
     "bt_rankings_subjects": ("method",),
@@ -91,6 +100,7 @@ LEGEND_COLUMNS = {
 LEGEND_PREFIX = {
     "bias": "B",
     "bias_reference": "R",
+    "battery": "Y",
     "gold_accuracy": "G",
     "agreement": "A",
     "bt_rankings_subjects": "T",
@@ -185,6 +195,7 @@ def tidy_tables(report: dict) -> list[Table]:
         _table("leaderboard", board),
         _table("bias", report.get("bias") or []),
         _table("bias_reference", report.get("bias_reference") or []),
+        _table("battery", battery_table.rows(report.get("battery") or [])),
         _table("gold_accuracy", report.get("gold_accuracy") or []),
         _table("alt_test", alt),
         _table("agreement", report.get("agreement") or []),

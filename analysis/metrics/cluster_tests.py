@@ -17,6 +17,9 @@ the cluster:
 - ``clustered_wilson``: the Wilson interval of a share at the effective sample size n / deff,
   deff from the CR1 variance (one-way or two-way), with Student's t on min(G) - 1 df in place
   of the normal quantile: percent agreement with human votes and accuracy on gold labels.
+- ``ratio_difference_t``: the same CR1 t test and interval for the difference of two such ratios
+  measured on shared clusters (a judge's effect minus people's on the same instructions): the
+  linearised scores of both ratios are summed per cluster, so what the two share is accounted for.
 - ``tango_paired``: Tango's score interval (1998) for a paired difference of proportions
   (b - c) / n. It stays open at b = c = 0, where a normal interval collapses to a point.
   ``clustered_tango`` evaluates it at the effective sample size n / deff, the design effect
@@ -122,6 +125,39 @@ def cluster_t(d: np.ndarray, m: np.ndarray, codes: list[np.ndarray]) -> ClusterT
     p = float(2 * stdtr(df, -abs(t)))
     q = float(stdtrit(df, 0.975))
     return ClusterT(effect, se, df, p, [effect - q * se, effect + q * se])
+
+
+def ratio_difference_t(
+    first: tuple[np.ndarray, np.ndarray, np.ndarray], second: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> ClusterT:
+    """CR1 t test and interval of sum(d1) / sum(m1) - sum(d2) / sum(m2), clustered one-way.
+
+    Each argument is ``(d, m, cluster labels)``; the labels of both live in one space
+    (instruction ids), so a cluster that holds units of both ratios contributes one score, the
+    difference of its two linearised parts (the delta method of ``cluster_variance``). With
+    fewer than 2 clusters there is no interval (NaN) and no test.
+    """
+    nan = float("nan")
+    parts, estimates = [], []
+    for sign, (d, m, labels) in ((1.0, first), (-1.0, second)):
+        d, m = np.asarray(d, dtype=float), np.asarray(m, dtype=float)
+        total = float(m.sum())
+        if total <= 0:
+            return ClusterT(nan, nan, 0, nan, [nan, nan])
+        estimate = float(d.sum() / total)
+        estimates.append(estimate)
+        parts.append((sign * (d - estimate * m) / total, np.asarray(labels).astype(str)))
+    effect = estimates[0] - estimates[1]
+    scores = np.concatenate([s for s, _ in parts])
+    labels = np.concatenate([c for _, c in parts])
+    variance, g = _cr1(scores, labels)
+    if g < 2:
+        return ClusterT(effect, nan, max(g - 1, 0), nan, [nan, nan])
+    se, df = float(np.sqrt(max(variance, 0.0))), g - 1
+    if se == 0:
+        return ClusterT(effect, se, df, 1.0 if effect == 0 else 0.0, [effect, effect])
+    q = float(stdtrit(df, 0.975))
+    return ClusterT(effect, se, df, float(2 * stdtr(df, -abs(effect / se))), [effect - q * se, effect + q * se])
 
 
 def clustered_wilson(hits: np.ndarray, codes: list[np.ndarray], t: float) -> tuple[list[float], float]:

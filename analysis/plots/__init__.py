@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 from analysis.plots.base import Plot, house_style
+from analysis.plots.battery import battery_plot
 from analysis.plots.bias import bias_plot, valid_plot
 from analysis.plots.bt import bt_plot
 from analysis.plots.rbo import rbo_plot
 from analysis.plots.strata import strata_plot
 
-BUILDERS = (bias_plot, rbo_plot, valid_plot, strata_plot, bt_plot)
+BUILDERS = (bias_plot, battery_plot, rbo_plot, valid_plot, strata_plot, bt_plot)
 
 
 def build_plots(report: dict) -> list[Plot]:

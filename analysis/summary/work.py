@@ -13,6 +13,7 @@ from django.db.models import Count, Q
 
 from analysis import loaders
 from analysis.profiles import Profile
+from annotations.biases import CUE_CONDITIONS
 from annotations.models import Assignment, Study, Submission
 from judging.models import JudgeJob
 
@@ -98,6 +99,8 @@ def empty_reasons(report: dict) -> dict[str, dict | None]:
         reasons["bias"] = _join(judges, humans_pairwise)
     if not report.get("gold_accuracy"):
         reasons["gold_accuracy"] = _NO_GOLD
+    if "battery" in report and not report["battery"]:
+        reasons["battery"] = _NO_CUES if report.get("bias") else _join(judges, humans_pairwise) or _NO_CUES
     if not report.get("agreement"):
         reasons["agreement"] = _join(humans_ranking, humans_pairwise, judges)
     if not report.get("leaderboard"):
@@ -144,6 +147,11 @@ def empty_reasons(report: dict) -> dict[str, dict | None]:
 
 
 _NOTHING = {"reason": "Nothing to show for this study", "action": None, "link": None}
+_NO_CUES = {
+    "reason": f"No cue-bias rows: no judge or crowd work on a cue condition ({', '.join(CUE_CONDITIONS)})",
+    "action": "launch a judge job with those conditions (run_judges --conditions ...) or crowd batches on them",
+    "link": "jobs",
+}
 _NO_GOLD = {
     "reason": "No gold pair was judged: the study has no gold labels, or no judge's order or plain run and no "
     "un-cued human vote covers its gold pairs",

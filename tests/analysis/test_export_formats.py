@@ -186,8 +186,8 @@ def test_empty_sections_export_with_no_data_plots(db):
 
     r = compose_report(study=Study.objects.create(slug="void", name="Void"), profile="cobbler-paper")
     figures = render_figures(r)
-    assert [f["name"] for f in figures] == ["bias", "rbo", "valid", "strata", "bt_rankings"]
+    assert [f["name"] for f in figures] == ["bias", "battery", "rbo", "valid", "strata", "bt_rankings"]
     html = export(r, "html", figures=figures).decode()
-    assert html.count("<figure") == 5 and "No data." in html
+    assert html.count("<figure") == 6 and "No data." in html
     validate(json.loads(export(r, "json")))
     assert zipfile.ZipFile(io.BytesIO(export(r, "csv"))).read("bias.csv").decode().startswith("subject,bias,value")

@@ -213,7 +213,7 @@ def test_no_data_plots_say_why():
 def test_figures_are_svg_with_text_kept_as_text_and_escaped():
     rows = [bias_row("<script>alert(1)</script>", "bandwagon", 0.4, 0.001), bias_row("gpt4", "bandwagon", 0.3)]
     figures = render_figures(report(bias=rows))
-    assert [f["name"] for f in figures] == ["bias", "rbo", "valid", "strata", "bt_rankings"]
+    assert [f["name"] for f in figures] == ["bias", "battery", "rbo", "valid", "strata", "bt_rankings"]
     assert all(set(f) == {"name", "title", "caption", "data_uri"} for f in figures)
     assert all(f["data_uri"].startswith("data:image/svg+xml;base64,") for f in figures)
     svg = base64.b64decode(figures[0]["data_uri"].split(",", 1)[1]).decode()

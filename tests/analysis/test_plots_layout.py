@@ -191,7 +191,7 @@ def check_every_plot(report: dict, label: str) -> list[Plot]:
         for plot in plots:
             plot.figure.savefig(out / f"{label}-{report['profile']}-{plot.name}.png", dpi=96)
     assert problems == [], "\n".join(problems)
-    assert [p.name for p in plots] == ["bias", "rbo", "valid", "strata", "bt_rankings"]
+    assert [p.name for p in plots] == ["bias", "battery", "rbo", "valid", "strata", "bt_rankings"]
     return plots
 
 
@@ -218,7 +218,7 @@ def test_every_cobbler_plot_is_laid_out_cleanly():
     for profile in PROFILES:
         report = build_report(study=study, profile=profile)
         plots = check_every_plot(report, "cobbler")
-        rbo = plots[1].figure.axes[0]
+        rbo = plots[2].figure.axes[0]
         judges = {r["b"] for r in report["agreement"] if r["kind"] == "human_vs_judge"}
         # One heatmap row per judge plus the human-human baseline row, each cell labelled with its n.
         assert len(rbo.get_yticklabels()) == len(judges) + 1

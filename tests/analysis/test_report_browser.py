@@ -7,6 +7,7 @@ from django.urls import reverse
 
 from analysis.exporters import export
 from analysis.models import ReportRun
+from analysis.plots import BUILDERS
 from analysis.tasks import build_report_run
 from tests.analysis.test_length_builders import WORKED_ANSWERS, WORKED_VERDICTS, WORKED_VOTES, mtbench_study
 from tests.conftest import ARTIFACTS
@@ -37,7 +38,7 @@ def test_report_page_shows_plots_and_switches_profile(browser, live_server, done
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     _login(page, live_server, django_user_model)
     page.goto(live_server.url + reverse("analysis:report", args=["br"]))
-    assert page.locator("figure[data-figure]").count() == 5  # bias, rbo, validity, length, bt
+    assert page.locator("figure[data-figure]").count() == len(BUILDERS)  # one per plot builder
     assert page.locator("#report-body").get_attribute("data-profile") == "default"
     page.screenshot(path=str(SHOTS / "report-page.png"), full_page=False)
     page.select_option("#profile-select", "mtbench-post")
@@ -63,7 +64,7 @@ def test_exported_html_opens_offline(browser, done_study, tmp_path):
     page = context.new_page()
     page.goto(path.as_uri())
     images = page.locator("figure img")
-    assert images.count() == 5
+    assert images.count() == len(BUILDERS)
     # Every plot decoded (an image that failed to load has naturalWidth 0).
     assert all(w > 100 for w in images.evaluate_all("els => els.map(e => e.naturalWidth)"))
     page.screenshot(path=str(SHOTS / "report-export.png"), full_page=False)

@@ -15,6 +15,7 @@ from rest_framework.test import APIClient
 from analysis import enqueue
 from analysis.models import ReportRun
 from analysis.overview import StudyOverview
+from analysis.plots import BUILDERS
 from analysis.tasks import build_report_run
 from judging.models import Judge, JudgeJob
 from tests.analysis.test_length_builders import WORKED_ANSWERS, WORKED_VERDICTS, WORKED_VOTES, mtbench_study
@@ -127,7 +128,7 @@ def test_downloads_serve_the_stored_report(researcher_client, study):
     assert data["length_control"] == run.result["length_control"]
     html = researcher_client.get(reverse("analysis:report-download", args=["views", "html"]))
     assert html["Content-Disposition"] == 'attachment; filename="views-default.html"'
-    assert html.content.count(b"data:image/svg+xml;base64,") == 5
+    assert html.content.count(b"data:image/svg+xml;base64,") == len(BUILDERS)
     zipped = researcher_client.get(reverse("analysis:report-download", args=["views", "csv"]))
     assert zipped["Content-Type"] == "application/zip"
     assert researcher_client.get(reverse("analysis:report-download", args=["views", "pdf"])).status_code == 404

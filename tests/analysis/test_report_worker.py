@@ -6,6 +6,7 @@ import pytest
 from django.urls import reverse
 
 from analysis.models import ReportRun
+from analysis.plots import BUILDERS
 from tests.analysis.test_length_builders import WORKED_ANSWERS, WORKED_VERDICTS, WORKED_VOTES, mtbench_study
 from tests.conftest import wait_until
 
@@ -25,6 +26,6 @@ def test_the_worker_computes_a_run_started_in_the_browser(celery_worker_process,
 
     assert wait_until(finished, timeout=90), celery_worker_process.log()[-3000:]
     assert run.status == "done", run.error
-    assert run.result["length_control"]["join"] == "ordered" and len(run.figures) == 5
+    assert run.result["length_control"]["join"] == "ordered" and len(run.figures) == len(BUILDERS)
     poll = client.get(url + "?profile=mtbench-post", HTTP_HX_REQUEST="true", HTTP_HX_TRIGGER="report-body")
     assert poll.status_code == 286
