@@ -58,7 +58,7 @@ def _report(*, study: Study, chosen: Profile, progress: Progress | None, jobs: S
 
 
 def _build(*, study: Study, chosen: Profile, progress: Progress | None, counts: dict) -> dict:
-    from analysis.sections import agreement, alt_test, battery, bias, bt_rankings, gold, length_control, paper
+    from analysis.sections import agreement, alt_test, battery, bias, bt_rankings, cot, gold, length_control, paper
 
     step = progress or (lambda _label, _fraction: None)
     report: dict = {
@@ -75,6 +75,7 @@ def _build(*, study: Study, chosen: Profile, progress: Progress | None, counts: 
     report.update(bias.build_section(study=study, profile=chosen))  # "bias" and "bias_reference"
     # The battery reads the bias rows it stands beside (their effects, tests and claims).
     report["battery"] = battery.build(study=study, profile=chosen, bias_rows=report["bias"])
+    report["cot"] = cot.build(study=study, profile=chosen)
     report["gold_accuracy"] = gold.build(study=study, profile=chosen)
     report["alt_test"] = alt_test.build(study=study, profile=chosen)
     step("agreement", 0.3)

@@ -44,6 +44,7 @@ COLUMN_WORDS = {
     "effect": "Effect",
     "epsilon": "ε",
     "estimand": "Estimand",
+    "instructions": "Instructions",
     "even_rate": "Rate where people split evenly",
     "excluded": "Excluded",
     "family": "In the corrected family",
@@ -94,7 +95,9 @@ COLUMN_WORDS = {
     "null_n": "Null judge n",
     "null_value": "Value under the null",
     "p": "p",
+    "outcome": "Outcome",
     "p_above": "p (above chance)",
+    "p_holm": "Holm-adjusted p",
     "p_first_slot": "P(first slot)",
     "p_longer": "P(longer)",
     "p_value": "p",
@@ -141,6 +144,8 @@ COLUMN_WORDS = {
     "vs_humans": "Vs humans",
     "vs_uncontrolled": "Vs uncontrolled",
     "winning_rate": "Winning rate",
+    "with_cot": "With step-by-step",
+    "without": "Without",
 }
 # The report's tables, by the name of their CSV file.
 TABLE_WORDS = {
@@ -148,6 +153,7 @@ TABLE_WORDS = {
     "bias": "Bias tests",
     "bias_reference": "Length and self-preference against a reference",
     "battery": "Bias battery: robustness, effect and judge minus humans",
+    "cot": "Chain of thought: with minus without thinking step by step",
     "gold_accuracy": "Accuracy on gold labels",
     "alt_test": "Alternative annotator test",
     "agreement": "Agreement",

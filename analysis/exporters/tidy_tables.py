@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from analysis.exporters import battery_table, bt_tables
+from analysis.exporters import battery_table, bt_tables, cot_table
 
 LEADING = {
     "leaderboard": [
@@ -55,6 +55,7 @@ LEADING = {
         "p_adjusted",
     ],
     "battery": battery_table.COLUMNS,
+    "cot": cot_table.COLUMNS,
     "gold_accuracy": ["subject", "category", "value", "n", "ci95_low", "ci95_high", "correct", "unit", "pairs"],
     "agreement": ["kind", "metric", "a", "b", "value", "n", "ci95_low", "ci95_high"],
     "length_control_summary": ["key", "value"],
@@ -91,6 +92,7 @@ LEGEND_COLUMNS = {
         "vs_humans_method",
         "method",
     ),
+    "cot": ("estimand", "method"),
     "gold_accuracy": ("estimand", "method", "interval"),
     "agreement": ("ties_rule", "unit", "aggregate", "interval"),
     "bt_rankings_subjects": ("method",),
@@ -101,6 +103,7 @@ LEGEND_PREFIX = {
     "bias": "B",
     "bias_reference": "R",
     "battery": "Y",
+    "cot": "C",
     "gold_accuracy": "G",
     "agreement": "A",
     "bt_rankings_subjects": "T",
@@ -196,6 +199,7 @@ def tidy_tables(report: dict) -> list[Table]:
         _table("bias", report.get("bias") or []),
         _table("bias_reference", report.get("bias_reference") or []),
         _table("battery", battery_table.rows(report.get("battery") or [])),
+        _table("cot", cot_table.rows(report.get("cot") or [])),
         _table("gold_accuracy", report.get("gold_accuracy") or []),
         _table("alt_test", alt),
         _table("agreement", report.get("agreement") or []),

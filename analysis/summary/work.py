@@ -101,6 +101,8 @@ def empty_reasons(report: dict) -> dict[str, dict | None]:
         reasons["gold_accuracy"] = _NO_GOLD
     if "battery" in report and not report["battery"]:
         reasons["battery"] = _NO_CUES if report.get("bias") else _join(judges, humans_pairwise) or _NO_CUES
+    if "cot" in report and not report["cot"]:
+        reasons["cot"] = _NO_COT
     if not report.get("agreement"):
         reasons["agreement"] = _join(humans_ranking, humans_pairwise, judges)
     if not report.get("leaderboard"):
@@ -150,6 +152,11 @@ _NOTHING = {"reason": "Nothing to show for this study", "action": None, "link": 
 _NO_CUES = {
     "reason": f"No cue-bias rows: no judge or crowd work on a cue condition ({', '.join(CUE_CONDITIONS)})",
     "action": "launch a judge job with those conditions (run_judges --conditions ...) or crowd batches on them",
+    "link": "jobs",
+}
+_NO_COT = {
+    "reason": "No judge has both a cot run (judged after thinking step by step) and an order run on the same pairs",
+    "action": "launch a judge job with the conditions order,cot (run_judges --conditions order,cot)",
     "link": "jobs",
 }
 _NO_GOLD = {

@@ -113,3 +113,52 @@ def test_no_cot_run_no_row_and_few_instructions_no_claim():
     assert row["consistency"]["effect"] > 0.3 and row["consistency"]["claim"] is None
     assert "instruction" in row["consistency"]["reason"]
     assert row["gold_accuracy"]["n"] == 0 and "gold labels" in row["gold_accuracy"]["reason"]
+
+
+@pytest.mark.slow
+@pytest.mark.django_db
+def test_the_demo_report_shows_what_thinking_changed_for_a_judge_with_a_cot_run(demo_study):
+    """End to end: a judge run on order and cot through the simulator over real HTTP, the report's
+    ``cot`` row (schema-valid), its CSV table and the reason a study without one gets."""
+    import io
+    import json
+    import zipfile
+
+    from analysis.exporters import export, validate
+    from analysis.report import build_report
+    from judging import runner, services
+    from judging.models import Judge
+    from judging.simulator.server import SimulatorServer
+
+    report = build_report(study=demo_study, profile="default")
+    assert report["cot"] == [] and "cot" in report["no_data"]["cot"]["action"]
+    server = SimulatorServer(max_concurrency=64).start_in_thread()
+    try:
+        judge = services.create_judge(
+            name="thinking-judge", base_url=server.base_url, model="sim:order_first=0.4,cot=0.75,seed=5",
+            max_concurrency=16, requests_per_minute=0, request_timeout=10.0, transport=Judge.Transport.HTTP,
+        )  # fmt: skip
+        job = services.start_judge_job(study=demo_study, judge=judge, condition_names=["order", "cot"], seed=3)
+        for _ in range(20):  # what the worker does: run chunks until no row is left pending
+            pending = list(job.judgments.filter(status="pending").values_list("pk", flat=True))
+            if not pending:
+                break
+            runner.run_chunk("judge", job.pk, pending)
+    finally:
+        server.stop()
+    report = build_report(study=demo_study, profile="default")
+    validate(json.loads(export(report, "json")))
+    (row,) = [r for r in report["cot"] if r["judge"] == "thinking-judge"]
+    consistency = row["consistency"]
+    # Closed form: 1 - 0.4 without, 1 - 0.4 * 0.25 = 0.9 with, on the demo's 120 pairs (sd about 0.045).
+    assert consistency["n"] == 120 and consistency["instructions"] == 12
+    assert consistency["without"] == pytest.approx(0.6, abs=0.15) and consistency["with_cot"] == pytest.approx(
+        0.9, abs=0.1
+    )
+    low, high = consistency["ci95"]
+    assert low <= 0.3 <= high and consistency["claim"] == "higher"
+    assert "cot" not in report["no_data"]
+    archive = zipfile.ZipFile(io.BytesIO(export(report, "csv")))
+    lines = archive.read("cot.csv").decode().splitlines()
+    assert lines[0].startswith("judge,outcome,without,with_cot,effect,ci95_low,ci95_high,n,instructions")
+    assert sum(line.startswith("thinking-judge,") for line in lines) == 2
