@@ -148,9 +148,8 @@ def choose_pair(
     cue_slot = cue.get("cue_slot")
     if rng.random() < worker.first_slot:
         return CrowdChoice.A
-    if cue_slot in (CrowdChoice.A, CrowdChoice.B):
-        if rng.random() < _follows(worker, condition, cue):
-            return str(cue_slot)
+    if cue_slot in (CrowdChoice.A, CrowdChoice.B) and rng.random() < _follows(worker, condition, cue):
+        return str(cue_slot)
     # Thurstone-like: a larger quality gap decides more reliably, a sensitive worker more so.
     p_a = 1.0 / (1.0 + math.exp(-2.5 * worker.sensitivity * (quality_a - quality_b)))
     return CrowdChoice.A if rng.random() < p_a else CrowdChoice.B

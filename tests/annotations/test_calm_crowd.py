@@ -107,14 +107,18 @@ def test_generate_from_the_page_for_a_new_condition(researcher_client):
 # --- what is shown -----------------------------------------------------------------------------
 
 
+def _shown_tasks(slug: str, *conditions: str):
+    """Each task of a one-pair design per condition, with its responses and what it shows."""
+    study = build_study(slug, instructions=1)
+    for condition in conditions:
+        services.generate_batches(study=study, condition=condition, seed=2, pairs_per_batch=1)
+    for task in Task.objects.filter(batch__study=study):
+        yield (task, *task.slot_responses(), *_shown(study, task))
+
+
 @pytest.mark.django_db
 def test_answer_perturbations_change_the_cued_answer_only():
-    study = build_study("shown", instructions=1)
-    services.generate_batches(study=study, condition="authority", seed=2, pairs_per_batch=1)
-    services.generate_batches(study=study, condition="verbosity", seed=2, pairs_per_batch=1)
-    for task in Task.objects.filter(batch__study=study):
-        a, b = task.slot_responses()
-        banner, text_a, text_b = _shown(study, task)
+    for task, a, b, banner, text_a, text_b in _shown_tasks("shown", "authority", "verbosity"):
         cued, plain = (text_a, text_b) if task.cue["cue_slot"] == "A" else (text_b, text_a)
         original = a.text if task.cue["cue_slot"] == "A" else b.text
         assert banner == "" and plain in (a.text, b.text) and cued.startswith(original + "\n\n")
@@ -127,12 +131,7 @@ def test_answer_perturbations_change_the_cued_answer_only():
 
 @pytest.mark.django_db
 def test_prompt_sentences_name_the_cued_system_and_leave_the_answers():
-    study = build_study("sentences", instructions=1)
-    services.generate_batches(study=study, condition="refinement", seed=2, pairs_per_batch=1)
-    services.generate_batches(study=study, condition="identity", seed=2, pairs_per_batch=1)
-    for task in Task.objects.filter(batch__study=study):
-        a, b = task.slot_responses()
-        banner, text_a, text_b = _shown(study, task)
+    for task, a, b, banner, text_a, text_b in _shown_tasks("sentences", "refinement", "identity"):
         slot = task.cue["cue_slot"]
         other = "B" if slot == "A" else "A"
         assert (text_a, text_b) == (a.text, b.text)
@@ -330,5 +329,7 @@ def test_the_earlier_conditions_answer_as_before():
         runs = []
         for who, named in ((worker, condition), (without, condition), (worker, "")):
             rng = random.Random(3)
-            runs.append([choose_pair(who, quality_a=0.2, quality_b=0.9, cue=cue, rng=rng, condition=named) for _ in range(300)])
+            runs.append(
+                [choose_pair(who, quality_a=0.2, quality_b=0.9, cue=cue, rng=rng, condition=named) for _ in range(300)]
+            )
         assert runs[0] == runs[1] == runs[2], condition

@@ -12,11 +12,10 @@ from playwright.sync_api import expect
 
 from annotations.models import Assignment, Batch, Condition, Pair, Study, Submission, Task
 from annotations.services.design import crowd_cue
-from tests.annotations.axe import run_axe, serious
 from tests.annotations.conftest import build_study, current_task_url, enter, qualify
+from tests.annotations.test_worker_browser_robust import VIEWPORTS, _axe, _cookie_context
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
 HOSTILE = "<script>window.pwned = 1</script><b>bold?</b>"
 
 
@@ -49,30 +48,16 @@ def _study(slug: str) -> Study:
     return study
 
 
-def _context(browser, client: Client, base: str, viewport: dict):
-    """A browser context that is the worker a Django test client entered as (same signed cookie)."""
-    context = browser.new_context(viewport=viewport)
-    context.add_cookies([{"name": k, "value": m.value, "url": base} for k, m in client.cookies.items()])
-    return context
-
-
-def _axe(page, name: str, viewport: str) -> None:
-    row = run_axe(page, name=name, viewport=viewport)
-    assert not serious(row), (name, viewport, serious(row))
-
-
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
-def test_a_worker_answers_authority_and_refinement_through_back_reload_and_a_second_tab(
-    live_server, browser, viewport
-):
+def test_a_worker_answers_authority_and_refinement_through_back_reload_and_a_second_tab(live_server, browser, viewport):
     study = _study(f"calm-{viewport}")
-    base = live_server.url
+    base, table = live_server.url, []
     worker = Client()
     enter(worker, study, code=f"calm-{viewport}")
     qualify(worker, study)
     url = current_task_url(worker, study)
-    context = _context(browser, worker, base, VIEWPORTS[viewport])
+    context = _cookie_context(browser, worker, base, VIEWPORTS[viewport])
     page = context.new_page()
     page.goto(base + url)
     tasks = list(Task.objects.filter(batch__study=study).order_by("position"))
@@ -84,7 +69,7 @@ def test_a_worker_answers_authority_and_refinement_through_back_reload_and_a_sec
     expect(page.locator("#slot-a")).to_contain_text(HOSTILE)  # the answer's markup, shown as text
     assert page.locator("#cue-banner").count() == 0 and page.locator("#slot-a b").count() == 0
     assert page.evaluate("() => window.pwned === undefined")
-    _axe(page, "task: authority", viewport)
+    _axe(page, "task: authority", viewport, table)
     page.reload()  # a reload shows the same task and the same citation, and stores nothing
     expect(page.locator("#slot-a")).to_contain_text("Reference: " + citation)
     assert Submission.objects.count() == 0
@@ -106,7 +91,7 @@ def test_a_worker_answers_authority_and_refinement_through_back_reload_and_a_sec
     expect(banner).to_have_text("Note: System A is a refined version of System B: it was revised to improve on it.")
     expect(banner).to_have_attribute("role", "note")
     expect(page.locator("#slot-a")).not_to_contain_text("Reference:")
-    _axe(page, "task: refinement", viewport)
+    _axe(page, "task: refinement", viewport, table)
 
     # A second tab on the same task answers first: the first tab is told, nothing is stored twice.
     tab2 = context.new_page()

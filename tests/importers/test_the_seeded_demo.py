@@ -65,7 +65,7 @@ def test_the_demo_is_ready_to_explore_crowd_batches_judges_and_jobs(demo):
     # 12 instructions: ranking in batches of 4, pair conditions one batch per instruction (CALM's too).
     assert {c: Batch.objects.filter(study=study, condition=c).count() for c in ("ranking", *PAIR_CONDITIONS)} == {
         "ranking": 3,
-        **{c: 12 for c in PAIR_CONDITIONS},
+        **dict.fromkeys(PAIR_CONDITIONS, 12),
     }
     jobs = {job.judge.name: job for job in JudgeJob.objects.filter(study=study).select_related("judge")}
     assert set(jobs) == {"simulated-judge", "longer"}

@@ -19,7 +19,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--study", required=True)
-        parser.add_argument("--condition", required=True, help="ranking or a pair condition: " + ", ".join(PAIRWISE_CONDITIONS))
+        parser.add_argument(
+            "--condition", required=True, help="ranking or a pair condition: " + ", ".join(PAIRWISE_CONDITIONS)
+        )
         group = parser.add_mutually_exclusive_group(required=True)
         group.add_argument("--seed", type=int)
         group.add_argument(
