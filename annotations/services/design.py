@@ -23,6 +23,7 @@ from annotations.biases import CROWD_CUED, CueContext, cue_bias
 from annotations.models import Batch, Condition, Instruction, Pair, Response, Study, Task
 from annotations.quality import checks
 from annotations.services.rounds import Round, plan_round
+from annotations.vocabulary import CrowdChoice
 from cobbler_site.foundation import text_safety
 
 # Swapped positions (order, plain) and every cue bias the registry gives a crowd variant
@@ -136,7 +137,7 @@ def crowd_cue(condition: str, slot: str, rng: random.Random, percent: int) -> di
     """
     bias = cue_bias(condition)
     assert bias is not None and not bias.judge_only, condition  # callers check PAIRWISE_CONDITIONS
-    other = "B" if slot == "A" else "A"
+    other = CrowdChoice.B if slot == CrowdChoice.A else CrowdChoice.A
     return bias.cue(rng, slot, CueContext(label=f"System {slot}", other=f"System {other}", percent=percent))
 
 
