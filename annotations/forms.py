@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from annotations.models import Condition, RejectReason, Study
 from annotations.models.review import CHANGE_REASON_MAX
 from annotations.quality.rules import DEFAULT_RULES, validate_rules
-from annotations.services.design import MAX_LETTER_MAP_BYTES, parse_cobbler_letter_map
+from annotations.services.design import MAX_LETTER_MAP_BYTES, PAIRWISE_CONDITIONS, parse_cobbler_letter_map
 from annotations.services.review import ANY_FLAG, NO_FLAG
 from annotations.services.review import SORTS as REVIEW_SORTS
 from annotations.services.review import STATES as REVIEW_STATES
@@ -23,10 +23,9 @@ from cobbler_site.foundation import text_safety
 # More checks than this and a batch is mostly checks, not data.
 MAX_CHECK_RATE = 0.5
 
-GENERATABLE = [
-    (c.value, c.label)
-    for c in (Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL, Condition.PLAIN, Condition.RANKING)
-]
+# Every condition the designer makes batches for (annotations.services.design), read from the
+# bias registry so a new crowd cue bias is offered without touching this form.
+GENERATABLE = [(Condition(c).value, Condition(c).label) for c in (*PAIRWISE_CONDITIONS, Condition.RANKING)]
 
 
 class StudyCreateForm(forms.Form):

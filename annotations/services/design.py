@@ -19,22 +19,19 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from annotations.biases import CROWD_CUED, CueContext, cue_bias
 from annotations.models import Batch, Condition, Instruction, Pair, Response, Study, Task
 from annotations.quality import checks
 from annotations.services.rounds import Round, plan_round
+from annotations.vocabulary import CrowdChoice
 from cobbler_site.foundation import text_safety
 
-PAIRWISE_CONDITIONS = (Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL, Condition.PLAIN)
+# Swapped positions (order, plain) and every cue bias the registry gives a crowd variant
+# (annotations.biases: CoBBLEr's bandwagon and attentional, CALM's four).
+PAIRWISE_CONDITIONS = (Condition.ORDER, Condition.PLAIN, *CROWD_CUED)
 COBBLER_CONDITIONS = (Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL)
 COBBLER_SEED = 42
 COBBLER_LETTERS = string.ascii_uppercase[:15]  # System A .. System O
-# The authors' four distractor templates of the attentional condition.
-DISTRACTORS = (
-    "{x} likes to eat apples and oranges.",
-    "The coolest thing that {x} can do is a 60 second handstand.",
-    "{x} plays a lot of soccer and basketball.",
-    "{x} has been all around Europe two times.",
-)
 LETTER_MAP_PATH = Path("human/batches/model_annotations/human_annotation_gt_formatted.json")
 
 
@@ -130,6 +127,20 @@ def cobbler_letter_pairs() -> list[tuple[str, str]]:
     return random.Random(COBBLER_SEED).sample(list(itertools.combinations(COBBLER_LETTERS, 2)), 15)
 
 
+def crowd_cue(condition: str, slot: str, rng: random.Random, percent: int) -> dict:
+    """The stored cue of a crowd task cued on ``slot`` ("A"/"B"): the plugin's seeded details.
+
+    Stored with the task (bandwagon's percent, the distractor, authority's citation, verbosity's
+    padding, identity's persona), so the page, review and the preview show the same text again
+    (annotations.shown). The draws are the plugin's alone: bandwagon draws nothing and attentional
+    draws what the hard-coded distractor list drew, so earlier designs are unchanged.
+    """
+    bias = cue_bias(condition)
+    assert bias is not None and not bias.judge_only, condition  # callers check PAIRWISE_CONDITIONS
+    other = CrowdChoice.B if slot == CrowdChoice.A else CrowdChoice.A
+    return bias.cue(rng, slot, CueContext(label=f"System {slot}", other=f"System {other}", percent=percent))
+
+
 class _PairBook:
     """Finds or creates the canonical Pair of two responses (response_a = earlier candidate)."""
 
@@ -171,10 +182,7 @@ def _twin_tasks(
             Task(arrangement=forward, cue={"order": "first"}, **common),
             Task(arrangement=backward, cue={"order": "last"}, **common),
         ]
-    if condition == Condition.BANDWAGON:
-        cues = [{"cue_slot": slot, "percent": percent} for slot in "AB"]
-    else:
-        cues = [{"cue_slot": slot, "distractor": rng.choice(DISTRACTORS).format(x=f"System {slot}")} for slot in "AB"]
+    cues = [crowd_cue(condition, slot, rng, percent) for slot in "AB"]
     return [Task(arrangement=forward, cue=cue, **common) for cue in cues]
 
 
@@ -270,7 +278,8 @@ def generate_batches(
     """A fresh, seeded, counterbalanced design: one batch per instruction for pair conditions.
 
     Pairwise: ``pairs_per_batch`` pairs drawn per instruction; each appears twice, with the
-    positions swapped (order, plain) or the cue on each side (bandwagon, attentional); which
+    positions swapped (order, plain) or the cue on each side (every crowd cue bias: bandwagon,
+    attentional, authority, verbosity, refinement, identity; ``crowd_cue``); which
     candidate sits in slot A first is balanced half/half over the batch; the 2n tasks are
     shuffled so twins are not adjacent. With ``study.attention_check_rate`` / ``gold_rate``
     above 0 each pairwise batch also gets attention checks and gold items at seeded
@@ -348,10 +357,7 @@ def _check_cue(condition: str, percent: int) -> checks.CueMaker:
     def cue(rng: random.Random) -> dict:
         if condition in (Condition.ORDER, Condition.PLAIN):
             return {"order": "first"}
-        slot = rng.choice("AB")
-        if condition == Condition.BANDWAGON:
-            return {"cue_slot": slot, "percent": percent}
-        return {"cue_slot": slot, "distractor": rng.choice(DISTRACTORS).format(x=f"System {slot}")}
+        return crowd_cue(condition, rng.choice("AB"), rng, percent)
 
     return cue
 

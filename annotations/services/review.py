@@ -14,7 +14,7 @@ from django.db.models import Prefetch
 from annotations.models import Assignment, Participant, Response, ReviewDecision, Study, Submission, Task
 from annotations.pseudonyms import pseudonymise
 from annotations.services.studies import check_decision, review_assignment
-from annotations.shown import answer_letter, check_texts, cue_banner
+from annotations.shown import answer_letter, check_texts, shown_pair
 from annotations.vocabulary import CrowdChoice
 
 STATES = ("all", "pending", "approved", "rejected")
@@ -212,7 +212,10 @@ def review_entries(*, study: Study, assignment_ids: list[int]) -> list[ReviewEnt
 
 def _reviewed_task(study: Study, s: Submission, ranked: dict[int, Response]) -> ReviewedTask:
     task = s.task
-    answers = _ranking_answers(s, ranked) if task.kind == Task.Kind.RANKING else _pair_answers(s)
+    if task.kind == Task.Kind.RANKING:
+        note, answers = check_texts(task, "", "")[0], _ranking_answers(s, ranked)
+    else:
+        note, answers = _pair_answers(study, s)
     return ReviewedTask(
         position=task.position,
         kind=task.kind,
@@ -221,7 +224,7 @@ def _reviewed_task(study: Study, s: Submission, ranked: dict[int, Response]) -> 
         role_label=Task.Role(task.role).label if task.role in Task.Role.values else task.role,
         instruction=task.instruction.text,
         reference=task.instruction.reference,
-        note=_shown_note(study, task),
+        note=note,
         answers=answers,
         choice=CHOICE_SHOWN.get(s.choice, s.choice),
         seconds=s.time_on_task_ms / 1000 if s.time_on_task_ms is not None else None,
@@ -230,19 +233,17 @@ def _reviewed_task(study: Study, s: Submission, ranked: dict[int, Response]) -> 
     )
 
 
-def _shown_note(study: Study, task: Task) -> str:
-    """The line the worker read beside the pair (annotations.shown, as on the worker page)."""
-    return check_texts(task, "", "")[0] or cue_banner(study, task)
-
-
-def _pair_answers(s: Submission) -> list[ShownAnswer]:
+def _pair_answers(study: Study, s: Submission) -> tuple[str, list[ShownAnswer]]:
+    """(the line the worker read beside the pair, the two answers) as on the worker page:
+    annotations.shown, so the cue's citation, padding or sentence is shown again here."""
     task = s.task
     responses = task.slot_responses()
-    _note, *texts = check_texts(task, responses[0].text, responses[1].text)
-    return [
+    pair = shown_pair(study, task, responses[0].text, responses[1].text)
+    answers = [
         ShownAnswer(label=f"System {slot}", text=text, candidate=response.candidate.key, chosen=s.choice == slot)
-        for slot, response, text in zip("AB", responses, texts, strict=True)
+        for slot, response, text in zip("AB", responses, (pair.text_a, pair.text_b), strict=True)
     ]
+    return pair.note or pair.banner, answers
 
 
 def _ranking_answers(s: Submission, ranked: dict[int, Response]) -> list[ShownAnswer]:

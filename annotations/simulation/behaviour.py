@@ -6,8 +6,9 @@ driver in ``annotations.simulation.crowd`` only moves them through the real serv
 A careful worker judges by a hidden quality per system plus a per-question offset that every
 worker shares (some questions make one answer look better than usual), with personal noise
 scaled by their sensitivity. On top of that each has a small, personal susceptibility to the
-first slot, to a bandwagon cue and to a distracting sentence, so the human bias rates of the
-report are those of a plausible crowd. A few careless workers answer fast and without reading:
+first slot, to a bandwagon cue and to a distracting sentence, and to CALM's four cues (a
+fabricated citation, padding, a claimed refinement, an attribution to a group), so the human
+bias rates of the report are those of a plausible crowd. A few careless workers answer fast and without reading:
 always "System A", or at random.
 """
 
@@ -18,7 +19,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from annotations.vocabulary import CrowdChoice
+from annotations.vocabulary import Condition, CrowdChoice
 
 # The demo's five systems (annotations.importers.demo): correct and complete, correct and short,
 # correct but padded, a few words, confidently wrong. A reader who checks the reference ranks
@@ -33,6 +34,14 @@ DEMO_QUALITY: Mapping[str, float] = {
 # How much one question shifts a system's apparent quality, shared by every worker.
 ITEM_SPREAD = 0.35
 CARELESS_KINDS = ("always_a", "random")
+# CALM's crowd conditions: P(follow the cue) ~ N(mean, sd) clipped to [0, high], per worker. Guesses
+# in line with the CoBBLEr ones above (a claimed refinement pulls most, an attribution least).
+CALM_SUSCEPTIBILITY: Mapping[str, tuple[float, float, float]] = {
+    Condition.AUTHORITY: (0.08, 0.06, 0.3),
+    Condition.VERBOSITY: (0.05, 0.05, 0.25),
+    Condition.REFINEMENT: (0.10, 0.07, 0.35),
+    Condition.IDENTITY: (0.02, 0.03, 0.1),
+}
 
 
 @dataclass(frozen=True)
@@ -48,6 +57,11 @@ class SimWorker:
     careless: str = ""  # "", or one of CARELESS_KINDS
     fails_qualification: bool = False
     first_attempt_slip: bool = False  # gets one qualification item wrong at the first attempt
+    # P(follow the cue) of CALM's crowd conditions (CALM_SUSCEPTIBILITY); none by default.
+    authority: float = 0.0
+    verbosity: float = 0.0
+    refinement: float = 0.0
+    identity: float = 0.0
 
     @property
     def is_careless(self) -> bool:
@@ -64,9 +78,13 @@ def make_crowd(*, seed: int, size: int, careless: int, failing: int = 1) -> list
     if size < careless + failing + 1:
         raise ValueError("the crowd needs at least one careful worker who qualifies")
     rng = random.Random(f"simulated-crowd:{seed}")
+    # CALM's susceptibilities on a stream of their own: the traits drawn above them (and so every
+    # earlier condition's simulated answers) are what they were before these biases existed.
+    calm_rng = random.Random(f"simulated-crowd:{seed}:calm")
     workers = []
     for i in range(size):
         is_careless = i >= size - careless
+        calm = {c: _clip(calm_rng.gauss(mean, sd), 0.0, high) for c, (mean, sd, high) in CALM_SUSCEPTIBILITY.items()}
         workers.append(
             SimWorker(
                 label=f"sim-worker-{i + 1:02d}",
@@ -78,6 +96,7 @@ def make_crowd(*, seed: int, size: int, careless: int, failing: int = 1) -> list
                 careless=CARELESS_KINDS[i % len(CARELESS_KINDS)] if is_careless else "",
                 fails_qualification=not is_careless and i >= size - careless - failing,
                 first_attempt_slip=not is_careless and rng.random() < 0.15,
+                **calm,
             )
         )
     return workers
@@ -102,10 +121,26 @@ def qualification_choices(worker: SimWorker, *, gold: Sequence[str], attempt: in
     return answers
 
 
+def _follows(worker: SimWorker, condition: str, cue: Mapping[str, object]) -> float:
+    """P(follow the cue): CALM's conditions by name; CoBBLEr's as before (a distractor, else bandwagon)."""
+    if condition in CALM_SUSCEPTIBILITY:
+        return float(getattr(worker, condition))
+    return worker.attentional if cue.get("distractor") else worker.bandwagon
+
+
 def choose_pair(
-    worker: SimWorker, *, quality_a: float, quality_b: float, cue: Mapping[str, object], rng: random.Random
+    worker: SimWorker,
+    *,
+    quality_a: float,
+    quality_b: float,
+    cue: Mapping[str, object],
+    rng: random.Random,
+    condition: str = "",
 ) -> str:
-    """The slot ("A" or "B") this worker picks for a pair shown with ``cue``."""
+    """The slot ("A" or "B") this worker picks for a pair shown with ``cue`` under ``condition``.
+
+    Every cue costs one draw whatever the condition, so a worker's draws line up across them.
+    """
     if worker.careless == "always_a":
         return CrowdChoice.A
     if worker.careless == "random":
@@ -113,10 +148,8 @@ def choose_pair(
     cue_slot = cue.get("cue_slot")
     if rng.random() < worker.first_slot:
         return CrowdChoice.A
-    if cue_slot in (CrowdChoice.A, CrowdChoice.B):
-        follows = worker.attentional if cue.get("distractor") else worker.bandwagon
-        if rng.random() < follows:
-            return str(cue_slot)
+    if cue_slot in (CrowdChoice.A, CrowdChoice.B) and rng.random() < _follows(worker, condition, cue):
+        return str(cue_slot)
     # Thurstone-like: a larger quality gap decides more reliably, a sensitive worker more so.
     p_a = 1.0 / (1.0 + math.exp(-2.5 * worker.sensitivity * (quality_a - quality_b)))
     return CrowdChoice.A if rng.random() < p_a else CrowdChoice.B

@@ -38,11 +38,12 @@ from annotations.simulation.behaviour import (
 from annotations.simulation.sittings import Sitting
 from annotations.vocabulary import CrowdChoice
 
-CROWD_SIZE = 48
+CROWD_SIZE = 96
 CARELESS = 4
 # A simulated worker may hold this many batches (real workers: CROWD_MAX_BATCHES_PER_WORKER,
-# default 1). 48 people x 3 covers the demo's 117 places (39 batches x overlap 3) with room
-# to spare; careless workers stop after one batch, like drive-by participants.
+# default 1). 96 people (91 careful and qualified) x 3 covers the demo's 261 places (87 batches:
+# 3 ranking, 12 for each of 7 pair conditions, x overlap 3) with room to spare; careless
+# workers stop after one batch, like drive-by participants.
 BATCHES_PER_WORKER = 3
 
 
@@ -218,7 +219,12 @@ def _answer(
         return [], str(expected_slot)  # a careful worker reads the check and does what it asks
     slot_a, slot_b = task.slot_response_ids()
     choice = choose_pair(
-        worker, quality_a=response_quality[slot_a], quality_b=response_quality[slot_b], cue=task.cue or {}, rng=rng
+        worker,
+        quality_a=response_quality[slot_a],
+        quality_b=response_quality[slot_b],
+        cue=task.cue or {},
+        rng=rng,
+        condition=task.condition,
     )
     return [], choice
 

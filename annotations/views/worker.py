@@ -36,7 +36,7 @@ from annotations.services.capacity import has_free_place
 from annotations.services.crowd import is_mturk_preview, sample_task
 from annotations.services.lease_caps import client_network
 from annotations.services.recruitment import prolific_completion_url
-from annotations.shown import answer_letter, check_texts, cue_banner
+from annotations.shown import answer_letter, shown_pair
 from annotations.worker_session import MTURK_SUBMIT_HOSTS, MTurkReturn, read_worker, remember_worker
 from cobbler_site.foundation import throttle
 from cobbler_site.foundation.access import Audience, allow
@@ -167,7 +167,9 @@ def _preview(request: HttpRequest, study: Study) -> HttpResponse:
     # Said before the HIT is accepted, so that nobody accepts work the study cannot give.
     context: dict = {"study": study, "sample": sample, "full": not has_free_place(study)}
     if sample is not None and sample.kind == Task.Kind.PAIRWISE:
-        context["slot_a"], context["slot_b"] = sample.slot_responses()
+        slot_a, slot_b = sample.slot_responses()
+        # As the task page shows it: the banner and the perturbed answer, so the preview is honest.
+        context["pair"] = shown_pair(study, sample, slot_a.text, slot_b.text)
     elif sample is not None:
         by_id = Response.objects.in_bulk(sample.expected_response_ids())
         context["answers"] = [by_id[pk] for pk in sample.expected_response_ids() if pk in by_id]
@@ -286,10 +288,9 @@ def _task_context(
         context["answers"] = [(answer_letter(i), r) for i, r in enumerate(shown)]
         return context
     slot_a, slot_b = shown
-    context["check_note"], context["text_a"], context["text_b"] = check_texts(task, slot_a.text, slot_b.text)
+    pair = shown_pair(study, task, slot_a.text, slot_b.text)  # the cue's perturbation included
+    context.update(check_note=pair.note, text_a=pair.text_a, text_b=pair.text_b, banner=pair.banner)
     context["sequential"] = task.condition == Condition.ORDER
-    if banner := cue_banner(study, task):
-        context["banner"] = banner
     return context
 
 

@@ -1,6 +1,6 @@
 """The demo as ``seed_demo`` leaves it (DEBUG on, as under ``make run``), seeded once for the module.
 
-Seeding (the study, 48 simulated workers through the real worker services, the judge jobs and
+Seeding (the study, 96 simulated workers through the real worker services, the judge jobs and
 the first report) takes some ten seconds; each check used to seed it again. The module fixture
 commits one seeded demo and removes it afterwards, leaving every table as it found it. Each
 test still runs in its own transaction, so one that seeds again or deletes changes nothing for
@@ -62,23 +62,26 @@ def test_it_seeds_the_demo_study_once(demo):
 def test_the_demo_is_ready_to_explore_crowd_batches_judges_and_jobs(demo):
     output = demo
     study = Study.objects.get(slug="demo")
-    # 12 instructions: ranking in batches of 4, pair conditions one batch per instruction.
-    assert {
-        c: Batch.objects.filter(study=study, condition=c).count()
-        for c in ("ranking", "order", "bandwagon", "attentional")
-    } == {"ranking": 3, "order": 12, "bandwagon": 12, "attentional": 12}
+    # 12 instructions: ranking in batches of 4, pair conditions one batch per instruction (CALM's too).
+    assert {c: Batch.objects.filter(study=study, condition=c).count() for c in ("ranking", *PAIR_CONDITIONS)} == {
+        "ranking": 3,
+        **dict.fromkeys(PAIR_CONDITIONS, 12),
+    }
     jobs = {job.judge.name: job for job in JudgeJob.objects.filter(study=study).select_related("judge")}
     assert set(jobs) == {"simulated-judge", "longer"}
-    # 120 pairs x 2 presentations per condition.
-    assert jobs["simulated-judge"].total == 120 * 2 * 3
+    # 120 pairs x 2 presentations per condition: order, bandwagon, attentional and CALM's four.
+    assert jobs["simulated-judge"].total == 120 * 2 * 7
+    assert jobs["simulated-judge"].conditions == list(PAIR_CONDITIONS)
     assert jobs["longer"].total == 120 * 2
-    assert Judgment.objects.filter(job__study=study).count() == 120 * 2 * 4
+    assert Judgment.objects.filter(job__study=study).count() == 120 * 2 * 8
     assert "queued judge job" in output
     assert "queued judge job" not in _seed()  # a second run queues nothing new
     assert JudgeJob.objects.filter(study=study).count() == 2
 
 
-CARELESS_LABELS = {"sim-worker-45", "sim-worker-46", "sim-worker-47", "sim-worker-48"}
+CARELESS_LABELS = {"sim-worker-93", "sim-worker-94", "sim-worker-95", "sim-worker-96"}
+# The demo's pair conditions, the crowd's and the simulated judge's alike.
+PAIR_CONDITIONS = ("order", "bandwagon", "attentional", "authority", "verbosity", "refinement", "identity")
 
 
 def _answers_by_worker(study: Study) -> list[tuple]:
@@ -112,10 +115,11 @@ def _answers_by_worker(study: Study) -> list[tuple]:
 def test_every_demo_batch_gets_its_overlap_of_simulated_workers(demo):
     output = demo
     study = Study.objects.get(slug="demo")
-    assert "simulated crowd: 48 workers (47 qualified), 117 batches answered" in output
+    # 87 batches (3 ranking, 12 for each of 7 pair conditions) x overlap 3.
+    assert "simulated crowd: 96 workers (95 qualified), 261 batches answered" in output
     participants = Participant.objects.filter(study=study)
-    assert participants.count() == participants.filter(simulated=True, platform="code").count() == 48
-    assert set(participants.values_list("label", flat=True)) == {f"sim-worker-{i:02d}" for i in range(1, 49)}
+    assert participants.count() == participants.filter(simulated=True, platform="code").count() == 96
+    assert set(participants.values_list("label", flat=True)) == {f"sim-worker-{i:02d}" for i in range(1, 97)}
     for batch in Batch.objects.filter(study=study):
         work = batch.assignments.filter(status=Assignment.Status.SUBMITTED)
         assert work.count() == study.overlap, batch
@@ -131,7 +135,7 @@ def test_every_demo_batch_gets_its_overlap_of_simulated_workers(demo):
     assert (
         Submission.objects.filter(assignment__batch__study=study).values("idempotency_key").distinct().count()
         == Submission.objects.filter(assignment__batch__study=study).count()
-        == 1116
+        == 3 * 4 * 3 + 84 * 10 * 3  # ranking: 3 batches of 4; pairs: 84 batches of 5 pairs shown twice
     )
 
 
@@ -192,7 +196,7 @@ def test_the_crowd_is_seeded_and_a_second_run_adds_nothing(demo):
     study = Study.objects.get(slug="demo")
     first = _answers_by_worker(study)
     before = table_counts()
-    assert "every batch already has its raters (48 simulated workers); nothing added" in _seed("--no-jobs")
+    assert "every batch already has its raters (96 simulated workers); nothing added" in _seed("--no-jobs")
     assert table_counts() == before
     Study.objects.filter(slug="demo").delete()
     _seed("--no-jobs")
@@ -207,7 +211,7 @@ def test_the_first_report_has_human_votes_and_rankings_to_compare(demo):
         assignment__review=Assignment.Review.APPROVED, task__kind="pairwise"
     ).count()
     assert len(votes) == approved_pairwise > 0
-    assert set(votes["condition"]) == {"order", "bandwagon", "attentional"}
+    assert set(votes["condition"]) == set(PAIR_CONDITIONS)
     rankings = human_rankings_frame(study)
     per_instruction = rankings.groupby("instruction")["rater"].nunique()
     assert len(per_instruction) == 12 and per_instruction.min() >= 2

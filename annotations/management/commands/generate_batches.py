@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations import services
 from annotations.models import Study
+from annotations.services.design import PAIRWISE_CONDITIONS
 from annotations.services.rounds import describe_round
 
 
@@ -18,7 +19,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--study", required=True)
-        parser.add_argument("--condition", required=True, help="order, bandwagon, attentional, plain or ranking")
+        parser.add_argument(
+            "--condition", required=True, help="ranking or a pair condition: " + ", ".join(PAIRWISE_CONDITIONS)
+        )
         group = parser.add_mutually_exclusive_group(required=True)
         group.add_argument("--seed", type=int)
         group.add_argument(

@@ -18,6 +18,7 @@ from django.core.management.base import BaseCommand
 from analysis.data_version import data_version
 from analysis.models import ReportRun
 from analysis.services import execute_report_run
+from annotations.biases import CALM
 from annotations.importers.demo import seed_demo_study
 from annotations.models import Batch, Condition, Pair, Study
 from annotations.services.design import generate_batches
@@ -29,11 +30,12 @@ from judging.vocabulary import Baseline
 DEMO_USER = "researcher"
 DEMO_SEED = 2024
 DEMO_PROFILE = "default"
-# The crowd side of the demo: every condition the worker pages support.
-DEMO_CONDITIONS = (Condition.RANKING, Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL)
-# The judge side: the simulated judge on the paper's bias runs, and the length-only null.
+# The crowd side of the demo: every condition the worker pages support, CALM's four included, so
+# the report's battery table has people beside the judge for every new bias.
+DEMO_CONDITIONS = (Condition.RANKING, Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL, *CALM)
+# The judge side: the simulated judge on the paper's bias runs and CALM's, and the length-only null.
 DEMO_JOBS: tuple[tuple[str, list[str]], ...] = (
-    ("simulated-judge", [Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL]),
+    ("simulated-judge", [Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL, *CALM]),
     (Baseline.LONGER, [Condition.ORDER]),
 )
 
