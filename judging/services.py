@@ -163,7 +163,7 @@ def ensure_demo_judges() -> list[Judge]:
         defaults={
             "kind": Judge.Kind.OPENAI,
             "base_url": settings.SIMULATOR_BASE_URL,
-            "model": "sim:order_first=0.3,bandwagon=0.5,distractor=0.2,length=0.2,invalid=0.03,latency_ms=50,seed=1",
+            "model": "sim:order_first=0.3,bandwagon=0.5,distractor=0.2,length=0.2,invalid=0.03,cot=0.5,latency_ms=50,seed=1",
             "max_concurrency": 8,
             "requests_per_minute": 6000,
             "price_in_per_1k": Decimal("0.0005"),

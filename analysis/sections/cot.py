@@ -11,6 +11,7 @@ from analysis import loaders
 from analysis.metrics.cot import MIN_INSTRUCTIONS, OUTCOMES, cot_rows
 from analysis.profiles import Profile
 from annotations.models import Study
+from annotations.vocabulary import Condition
 
 METHOD = (
     "the cot run (the order run's pairs and arrangements, the prompt asking to think step by step) against the "
@@ -28,7 +29,7 @@ OUTCOME_WORDS = {
 
 def build(*, study: Study, profile: Profile) -> list[dict]:
     judgments = loaders.judgments_frame(study)
-    if judgments.empty or not (judgments["condition"] == "cot").any():
+    if judgments.empty or not (judgments["condition"] == Condition.COT).any():
         return []
     rows = cot_rows(judgments, loaders.gold_pairs_frame(study))
     for row in rows:

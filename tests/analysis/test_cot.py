@@ -119,19 +119,19 @@ def test_no_cot_run_no_row_and_few_instructions_no_claim():
 @pytest.mark.django_db
 def test_the_demo_report_shows_what_thinking_changed_for_a_judge_with_a_cot_run(demo_study):
     """End to end: a judge run on order and cot through the simulator over real HTTP, the report's
-    ``cot`` row (schema-valid), its CSV table and the reason a study without one gets."""
+    ``cot`` row (schema-valid), its CSV table, and the reason a study without one gets."""
     import io
     import json
     import zipfile
 
     from analysis.exporters import export, validate
     from analysis.report import build_report
+    from analysis.summary.work import empty_reasons
     from judging import runner, services
     from judging.models import Judge
     from judging.simulator.server import SimulatorServer
 
-    report = build_report(study=demo_study, profile="default")
-    assert report["cot"] == [] and "cot" in report["no_data"]["cot"]["action"]
+    assert "cot" in empty_reasons({"cot": [], "judge_jobs": [1]})["cot"]["action"]
     server = SimulatorServer(max_concurrency=64).start_in_thread()
     try:
         judge = services.create_judge(
@@ -158,6 +158,9 @@ def test_the_demo_report_shows_what_thinking_changed_for_a_judge_with_a_cot_run(
     low, high = consistency["ci95"]
     assert low <= 0.3 <= high and consistency["claim"] == "higher"
     assert "cot" not in report["no_data"]
+    # The demo's own simulated judge thinks too (knob cot=0.5 halves its 30% first-slot pull).
+    (demo,) = [r for r in report["cot"] if r["judge"] == "simulated-judge"]
+    assert demo["consistency"]["with_cot"] > demo["consistency"]["without"]
     archive = zipfile.ZipFile(io.BytesIO(export(report, "csv")))
     lines = archive.read("cot.csv").decode().splitlines()
     assert lines[0].startswith("judge,outcome,without,with_cot,effect,ci95_low,ci95_high,n,instructions")

@@ -75,6 +75,10 @@ OTHER_MEANINGS = {
     ("analysis/report.py", "paper"): 1,
     ("analysis/summary/work.py", "paper"): 1,
     ("analysis/exporters/column_words.py", "paper"): 1,  # the paper table's readable name
+    # The report's "cot" section (its key, table and no-data entry), named after the run it reads.
+    ("analysis/exporters/column_words.py", "cot"): 1,
+    ("analysis/exporters/tidy_tables.py", "cot"): 5,
+    ("analysis/summary/work.py", "cot"): 1,
     # The CoBBLEr files' run names ("order", "bandwagon", "distraction") and the cue key
     # {"order": "first"|"last"} that marks which of an order task's twins a task is.
     ("analysis/sections/agreement.py", "order"): 2,

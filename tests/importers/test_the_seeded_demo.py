@@ -69,11 +69,11 @@ def test_the_demo_is_ready_to_explore_crowd_batches_judges_and_jobs(demo):
     }
     jobs = {job.judge.name: job for job in JudgeJob.objects.filter(study=study).select_related("judge")}
     assert set(jobs) == {"simulated-judge", "longer"}
-    # 120 pairs x 2 presentations per condition: order, bandwagon, attentional and CALM's four.
-    assert jobs["simulated-judge"].total == 120 * 2 * 7
-    assert jobs["simulated-judge"].conditions == list(PAIR_CONDITIONS)
+    # 120 pairs x 2 presentations per condition: order, bandwagon, attentional, CALM's four and cot.
+    assert jobs["simulated-judge"].total == 120 * 2 * 8
+    assert jobs["simulated-judge"].conditions == [*PAIR_CONDITIONS, "cot"]
     assert jobs["longer"].total == 120 * 2
-    assert Judgment.objects.filter(job__study=study).count() == 120 * 2 * 8
+    assert Judgment.objects.filter(job__study=study).count() == 120 * 2 * 9
     assert "queued judge job" in output
     assert "queued judge job" not in _seed()  # a second run queues nothing new
     assert JudgeJob.objects.filter(study=study).count() == 2

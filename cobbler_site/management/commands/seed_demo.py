@@ -33,9 +33,10 @@ DEMO_PROFILE = "default"
 # The crowd side of the demo: every condition the worker pages support, CALM's four included, so
 # the report's battery table has people beside the judge for every new bias.
 DEMO_CONDITIONS = (Condition.RANKING, Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL, *CALM)
-# The judge side: the simulated judge on the paper's bias runs and CALM's, and the length-only null.
+# The judge side: the simulated judge on the paper's bias runs, CALM's and the cot run (the order
+# run's pairs judged after thinking step by step), and the length-only null.
 DEMO_JOBS: tuple[tuple[str, list[str]], ...] = (
-    ("simulated-judge", [Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL, *CALM]),
+    ("simulated-judge", [Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL, *CALM, Condition.COT]),
     (Baseline.LONGER, [Condition.ORDER]),
 )
 
