@@ -10,11 +10,21 @@ from django.core.management import call_command
 from annotations.models import Study
 
 
+def run_in_process(job) -> None:
+    """What the worker does with a judge job: run chunks until no row is left pending."""
+    from judging import runner
+
+    for _ in range(20):
+        pending = list(job.judgments.filter(status="pending").values_list("pk", flat=True))
+        if not pending:
+            break
+        runner.run_chunk("judge", job.pk, pending)
+
+
 @pytest.fixture
 def demo_study(settings) -> Study:
     """The demo as `make run` seeds it (content, simulated crowd, judge jobs), with its judge jobs
     answered by the simulator over real HTTP, in-process, as the worker would run them."""
-    from judging import runner
     from judging.models import JudgeJob
     from judging.simulator.server import SimulatorServer
 
@@ -26,11 +36,7 @@ def demo_study(settings) -> Study:
         # The report is computed by the tests that want one, after the judges ran.
         call_command("seed_demo", "--no-report", stdout=io.StringIO())
         for job in JudgeJob.objects.filter(study__slug="demo"):
-            for _ in range(20):  # what the worker does: run chunks until no row is left pending
-                pending = list(job.judgments.filter(status="pending").values_list("pk", flat=True))
-                if not pending:
-                    break
-                runner.run_chunk("judge", job.pk, pending)
+            run_in_process(job)
             assert not job.judgments.filter(status="pending").exists()
     finally:
         server.stop()

@@ -317,9 +317,10 @@ def test_the_battery_plot_is_laid_out_cleanly_and_says_when_there_is_no_data():
 @pytest.mark.django_db
 def test_the_demo_report_has_the_battery_for_a_cued_judge_and_for_people(demo_study):
     from analysis.report import build_report
-    from judging import runner, services
+    from judging import services
     from judging.models import Judge
     from judging.simulator.server import SimulatorServer
+    from tests.analysis.conftest import run_in_process
 
     knob = 0.6
     server = SimulatorServer(max_concurrency=64).start_in_thread()
@@ -336,11 +337,7 @@ def test_the_demo_report_has_the_battery_for_a_cued_judge_and_for_people(demo_st
         job = services.start_judge_job(
             study=demo_study, judge=judge, condition_names=[*CALM, "bandwagon", "order"], seed=3
         )
-        for _ in range(20):  # what the worker does: run chunks until no row is left pending
-            pending = list(job.judgments.filter(status="pending").values_list("pk", flat=True))
-            if not pending:
-                break
-            runner.run_chunk("judge", job.pk, pending)
+        run_in_process(job)
     finally:
         server.stop()
     report = build_report(study=demo_study, profile="default")

@@ -127,9 +127,10 @@ def test_the_demo_report_shows_what_thinking_changed_for_a_judge_with_a_cot_run(
     from analysis.exporters import export, validate
     from analysis.report import build_report
     from analysis.summary.work import empty_reasons
-    from judging import runner, services
+    from judging import services
     from judging.models import Judge
     from judging.simulator.server import SimulatorServer
+    from tests.analysis.conftest import run_in_process
 
     assert "cot" in empty_reasons({"cot": [], "judge_jobs": [1]})["cot"]["action"]
     server = SimulatorServer(max_concurrency=64).start_in_thread()
@@ -139,11 +140,7 @@ def test_the_demo_report_shows_what_thinking_changed_for_a_judge_with_a_cot_run(
             max_concurrency=16, requests_per_minute=0, request_timeout=10.0, transport=Judge.Transport.HTTP,
         )  # fmt: skip
         job = services.start_judge_job(study=demo_study, judge=judge, condition_names=["order", "cot"], seed=3)
-        for _ in range(20):  # what the worker does: run chunks until no row is left pending
-            pending = list(job.judgments.filter(status="pending").values_list("pk", flat=True))
-            if not pending:
-                break
-            runner.run_chunk("judge", job.pk, pending)
+        run_in_process(job)
     finally:
         server.stop()
     report = build_report(study=demo_study, profile="default")
