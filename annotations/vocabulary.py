@@ -34,12 +34,20 @@ class Condition(models.TextChoices):
     VERBOSITY = "verbosity", "Verbosity (one answer padded)"
     REFINEMENT = "refinement", "Refinement (one answer called refined)"
     IDENTITY = "identity", "Identity (one answer attributed to a group)"
+    SENTIMENT = "sentiment", "Sentiment (one answer rewritten in a confident, cheerful tone)"
     COT = "cot", "Chain of thought (the order run, judged after thinking step by step)"
 
 
 # The biases with no judge calls of their own, read from the order run (egocentric: preferring
 # one's own answer; salience: the longer one).
 DERIVED_FROM = {"egocentric": Condition.ORDER, "salience": Condition.ORDER}
+
+
+class RewriteKind(models.TextChoices):
+    """What a registered model's rewrite of an answer changes (``ResponseRewrite``): the bias it
+    serves is the condition of the same name."""
+
+    SENTIMENT = "sentiment", "A more confident, cheerful tone, the content unchanged"
 
 
 class Arrangement(models.TextChoices):

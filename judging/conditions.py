@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
-from annotations.biases import CUE_CONDITIONS, REGISTRY
+from annotations.biases import CUE_CONDITIONS, REGISTRY, Rewritten
 from annotations.models import Pair, Response
 from annotations.vocabulary import DERIVED_FROM, Condition, JudgeSlot
 from judging import prompts
@@ -84,6 +85,7 @@ def plan(
     self_key: str,
     a_first: bool | None = None,
     template: Template | None = None,
+    rewrites: Mapping[int, Rewritten] | None = None,
 ) -> list[dict[str, Any]]:
     """[{presentation, slot1_response, cue}] for one pair under one condition (deterministic).
 
@@ -92,7 +94,9 @@ def plan(
     seeded coin per pair decides (random but not balanced), or, for a paper prompt
     version, ``response_a`` goes first as in the authors' harness. With a ``template`` (a judge
     prompted by Arena-Hard's, MT-Bench's or a researcher's template) its labels and
-    distractor sentences name the slots.
+    distractor sentences name the slots. ``rewrites`` (response id -> its stored rewrite) serve a
+    bias whose perturbation a model made (sentiment): a pair lacking one for either answer gets
+    no rows under it.
     """
     a, b = pair.response_a, pair.response_b
     rng = seeded_rng(seed, pair.pk, condition)
@@ -123,12 +127,17 @@ def plan(
             rows = [{"presentation": 1, "slot1_response": first, "cue": {}}]
         else:
             bias = REGISTRY[condition]
+            shown = {JudgeSlot.FIRST: first, JudgeSlot.SECOND: second}
+            if bias.rewrite_kind and not all(r.pk in (rewrites or {}) for r in shown.values()):
+                return []
             rows = []
             for presentation, slot in ((1, JudgeSlot.FIRST), (2, JudgeSlot.SECOND)):
                 if template is not None:
                     ctx = cue_context(template, condition, slot, percent=bandwagon_percent)
                 else:
                     ctx = prompts.cue_context(version, condition, slot, percent=bandwagon_percent)
+                if bias.rewrite_kind:
+                    ctx = replace(ctx, rewrite=(rewrites or {})[shown[slot].pk])
                 rows.append({"presentation": presentation, "slot1_response": first, "cue": bias.cue(rng, slot, ctx)})
     for row in rows:
         row.pop("other_response", None)

@@ -28,6 +28,7 @@ from decimal import ROUND_HALF_UP, ROUND_UP, Decimal
 from typing import Any
 
 from judging import services
+from judging.generate.rewrites import plan_rewrite_job, rewrite_rows
 from judging.generate.services import generation_rows, plan_generation_job
 from judging.models import CachedCompletion, Judge
 from judging.runner.work import Request, WorkKind, estimate_tokens_in, kind_of, requested_max_tokens
@@ -91,6 +92,14 @@ def estimate_generation_job(**options: Any) -> Estimate:
         sampled = f"{len(chosen):,} of the {len(instructions):,} instructions"
         instructions = [i for i in instructions if i.pk in chosen]
     return _estimate(kind_of("generate"), job, generation_rows(job, instructions), "answers", sampled)
+
+
+def estimate_rewrite_job(**options: Any) -> Estimate:
+    """The estimate of ``start_rewrite_job(**options)``; JobError exactly when it would raise.
+
+    Rewrites are few (one per answer in a pair), so every prompt is rendered."""
+    plan = plan_rewrite_job(**options)
+    return _estimate(kind_of("generate"), plan.job, rewrite_rows(plan.job, plan.responses), "rewrites", "")
 
 
 def _sample(ids: list[int], size: int, seed: int) -> list[int]:

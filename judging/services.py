@@ -15,6 +15,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotations.models import Instruction, Pair, Response, Study
+from annotations.services.rewrites import missing_rewrites_message, rewrites_for, showable
 from judging import conditions, enqueue, generation_params, parsers, prompts
 from judging.batch import driver
 from judging.generate.finish import own_candidate_key
@@ -309,7 +310,14 @@ def plan_judge_job(
         raise JobError(f"study {study.slug!r} has no pairs in pair set {pair_set!r}")
     if mode not in JudgeJob.Mode.values:
         raise JobError(f"unknown mode {mode!r}; use {' or '.join(JudgeJob.Mode.values)}")
-    per_pair = sum(len(conditions.PRESENTATIONS.get(name, (1, 2))) for name in names)
+    total = 0
+    for name in names:
+        # A model-made perturbation shows only the pairs whose two answers both have a rewrite.
+        rewrites = rewrites_for(name, pairs)
+        shown = sum(showable(p, rewrites) for p in pairs)
+        if not shown:
+            raise JobError(missing_rewrites_message(name, study.slug))
+        total += len(conditions.PRESENTATIONS.get(name, (1, 2))) * shown
     job = JudgeJob(
         study=study,
         judge=judge,
@@ -327,7 +335,7 @@ def plan_judge_job(
         created_by=created_by,
         self_candidate_key=_self_key(study, judge),
         mode=mode,
-        total=per_pair * len(pairs),
+        total=total,
     )
     return JudgeJobPlan(job, pairs, names)
 
@@ -415,6 +423,7 @@ def judgments_per_pair(
     # Which response prompt 1 of the order/compassion runs shows first: seeded, balanced.
     a_first = conditions.a_first_plan(pairs, seed=job.seed, version=job.prompt_version)
     template = job.template()
+    rewrites = {name: rewrites_for(name, pairs) for name in names}
     for pair in pairs if only is None else [p for p in pairs if p.pk in only]:
         yield [
             Judgment(
@@ -437,6 +446,7 @@ def judgments_per_pair(
                 self_key=job.self_candidate_key,
                 a_first=a_first[pair.pk],
                 template=template,
+                rewrites=rewrites[condition],
             )
         ]
 

@@ -18,21 +18,26 @@ from __future__ import annotations
 from annotations.biases.attentional import ATTENTIONAL
 from annotations.biases.authority import AUTHORITY
 from annotations.biases.bandwagon import BANDWAGON
-from annotations.biases.base import ANSWER, PROMPT, CueBias, CueContext, Words
+from annotations.biases.base import ANSWER, PROMPT, CueBias, CueContext, Rewritten, Words
 from annotations.biases.identity import IDENTITY
 from annotations.biases.refinement import REFINEMENT
 from annotations.biases.selective import SELECTIVE
+from annotations.biases.sentiment import SENTIMENT
 from annotations.biases.verbosity import VERBOSITY
 
 # In report order: CoBBLEr's first, then CALM's.
 REGISTRY: dict[str, CueBias] = {
-    b.condition: b for b in (BANDWAGON, ATTENTIONAL, SELECTIVE, AUTHORITY, VERBOSITY, REFINEMENT, IDENTITY)
+    b.condition: b for b in (BANDWAGON, ATTENTIONAL, SELECTIVE, AUTHORITY, VERBOSITY, REFINEMENT, IDENTITY, SENTIMENT)
 }
 CUE_CONDITIONS: tuple[str, ...] = tuple(REGISTRY)
 # Crowd conditions whose tasks cue one slot.
 CROWD_CUED: tuple[str, ...] = tuple(c for c, b in REGISTRY.items() if not b.judge_only)
-# The biases added beside CoBBLEr's (the battery table lists every cue bias).
+# The biases added beside CoBBLEr's (the battery table lists every cue bias) whose perturbation
+# is seeded and needs no model, so any study can run them at once.
 CALM = (AUTHORITY.condition, VERBOSITY.condition, REFINEMENT.condition, IDENTITY.condition)
+# CALM's biases whose perturbation a model writes first (a rewrite job): a pair shows them only
+# when both answers have a stored rewrite of the bias's ``rewrite_kind``.
+REWRITTEN = tuple(c for c, b in REGISTRY.items() if b.rewrite_kind)
 
 __all__ = [
     "ANSWER",
@@ -41,8 +46,10 @@ __all__ = [
     "CUE_CONDITIONS",
     "PROMPT",
     "REGISTRY",
+    "REWRITTEN",
     "CueBias",
     "CueContext",
+    "Rewritten",
     "Words",
     "cue_bias",
 ]

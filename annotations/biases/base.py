@@ -2,7 +2,8 @@
 
 A cue bias shows the same pair twice with the same arrangement and moves one perturbation from
 the first answer to the second: a sentence in the prompt (bandwagon, attentional, refinement,
-identity) or a change to the cued answer's own text (authority, verbosity). An unbiased judge, or
+identity) or a change to the cued answer's own text (authority, verbosity; sentiment, whose change
+a registered model wrote beforehand: ``rewrite_kind``, ``CueContext.rewrite``). An unbiased judge, or
 person, chooses on the answers alone, so choosing the cued answer both times is as likely as
 choosing the other one both times (``hits`` vs ``mirror``, tested at the cluster level by
 ``analysis.metrics.bias_rows``). Humans and judges see the same perturbation, drawn from the
@@ -22,19 +23,29 @@ ANSWER = "answer"  # the cued answer's own text is changed
 
 
 @dataclass(frozen=True)
+class Rewritten:
+    """A model's stored rewrite of the answer a cue falls on (``annotations.ResponseRewrite``)."""
+
+    id: int
+    text: str
+
+
+@dataclass(frozen=True)
 class CueContext:
     """What a draw or a sentence needs from where it is shown.
 
     ``label`` / ``other``: the cued and the uncued answer's labels ("System Star", "Assistant A",
     "System A" on the worker page). ``sentences``: the host's own wording of this bias (a prompt
     version's or template's insertion; empty means the plugin's default). ``percent``: the
-    bandwagon statistic the job or study asks for.
+    bandwagon statistic the job or study asks for. ``rewrite``: the cued answer's rewrite, for a
+    bias whose perturbation a model made (None elsewhere, and where the answer has none).
     """
 
     label: str
     other: str
     sentences: Sequence[str] = ()
     percent: int = 85
+    rewrite: Rewritten | None = None
 
 
 @dataclass(frozen=True)
@@ -66,6 +77,9 @@ class CueBias:
     unperturb: Callable[[str], str | None] | None = None  # ANSWER biases: the original, or None
     default_sentences: tuple[str, ...] = field(default=())
     judge_only: bool = False  # no crowd condition (selective)
+    # A model-made perturbation (RewriteKind value): a pair shows it only when both answers have a
+    # stored rewrite of this kind, made beforehand by a rewrite job. "" for a seeded one.
+    rewrite_kind: str = ""
 
     def cue(self, rng: random.Random, slot: str, ctx: CueContext) -> dict[str, Any]:
         """The stored cue of one showing: the cued slot and the seeded details."""

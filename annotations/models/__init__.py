@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from annotations.models.content import Candidate, Instruction, Pair, RationaleMode, Response, Study
+from annotations.models.content import (
+    Candidate,
+    Instruction,
+    Pair,
+    RationaleMode,
+    Response,
+    ResponseRewrite,
+    Study,
+)
 from annotations.models.crowd import Assignment, Batch, LeaseLost, Participant, RejectReason, Submission, Task
 from annotations.models.qualification import QualificationItem
 from annotations.models.review import DecisionChangeNeedsReason, DecisionRaced, ReviewDecision
@@ -23,6 +31,7 @@ __all__ = (
     "RationaleMode",
     "RejectReason",
     "Response",
+    "ResponseRewrite",
     "ReviewDecision",
     "Study",
     "Submission",

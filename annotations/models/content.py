@@ -7,6 +7,7 @@ import secrets
 from django.conf import settings
 from django.db import models
 
+from annotations.vocabulary import RewriteKind
 from cobbler_site.foundation.access import owned_by
 
 
@@ -149,6 +150,32 @@ class Response(models.Model):
 
     def __str__(self) -> str:
         return f"{self.candidate.key} on {self.instruction}"
+
+
+class ResponseRewrite(models.Model):
+    """A registered model's rewrite of one response, for a bias whose perturbation a model makes
+    (``sentiment``: the same answer in a more confident, cheerful tone).
+
+    Written by a rewrite job (``judging.GenerationJob`` with a ``rewrite_kind``), one per response
+    and kind: the text as the model wrote it (its wrapper removed), and how it was made
+    (``provenance``: model, endpoint, prompt version and hash, the messages sent, the job). A judge
+    job or a crowd design copies the text into each showing's stored cue, so a showing stays
+    reproducible whatever later happens to the rewrite.
+    """
+
+    response = models.ForeignKey(Response, models.CASCADE, related_name="rewrites")
+    kind = models.CharField(max_length=16, choices=RewriteKind)
+    text = models.TextField()
+    provenance = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["response", "kind"], name="one_rewrite_per_response_and_kind"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} rewrite of response {self.response_id}"
 
 
 class Pair(models.Model):

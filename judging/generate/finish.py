@@ -18,6 +18,7 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from annotations.models import Candidate, Pair, Response, Study
+from judging.generate.rewrite_output import finish_rewrite_job
 from judging.models import Generation, GenerationJob, Judge
 
 logger = logging.getLogger(__name__)
@@ -29,8 +30,11 @@ def finish_generation_job(job: GenerationJob) -> GenerationJob:
     Called by the runner when the job completes. Idempotent and transactional: the job
     row is locked, and only DONE generations not yet linked to a Response are written,
     so a second call (or one after a resume retried failures) adds only what is new.
-    Failed generations make no response.
+    Failed generations make no response. A rewrite job's answers become rewrites instead
+    (``judging.generate.rewrite_output``).
     """
+    if job.rewrite_kind:
+        return finish_rewrite_job(job)
     with transaction.atomic():
         job = GenerationJob.objects.select_for_update().select_related("generator", "study").get(pk=job.pk)
         fresh = list(

@@ -18,6 +18,7 @@ from django.utils import timezone
 from annotations.models import Candidate, Instruction, Response, Study
 from judging import generation_params
 from judging.generate import prompts
+from judging.generate.rewrite_output import is_read
 from judging.models import Generation, GenerationJob, Judge
 from judging.services import JobError, check_sendable, enqueue_pending
 
@@ -106,7 +107,7 @@ def plan_generation_job(
     returns; the estimate before launch (judging.estimates) prices it without saving.
     """
     key = _check_model_and_key(study=study, generator=generator, candidate_key=candidate_key)
-    params = _check_params(params)
+    params = check_params(params)
     _check_options(
         pair_policy=pair_policy,
         pair_sample_size=pair_sample_size,
@@ -165,12 +166,18 @@ def generation_rows(job: GenerationJob, instructions: list[Instruction]) -> list
     return rows
 
 
-def _check_model_and_key(*, study: Study, generator: Judge, candidate_key: str) -> str:
+def check_generator(generator: Judge) -> None:
+    """JobError unless ``generator`` may write text: a called model, enabled as a generator,
+    allowed to send (also what a rewrite job asks of its model)."""
     if generator.kind != Judge.Kind.OPENAI:
         raise JobError(f"model {generator.name!r} is a {generator.get_kind_display().lower()} and cannot write answers")
     if not generator.use_as_generator:
         raise JobError(f"model {generator.name!r} is not enabled as a generator (use_as_generator)")
     check_sendable(generator)
+
+
+def _check_model_and_key(*, study: Study, generator: Judge, candidate_key: str) -> str:
+    check_generator(generator)
     key = candidate_key or generator.name
     if not _KEY.match(key):
         raise JobError(f"candidate key {key!r} must be 1-64 letters, digits or _.:-")
@@ -190,7 +197,7 @@ def _check_model_and_key(*, study: Study, generator: Judge, candidate_key: str) 
     return key
 
 
-def _check_params(params: dict[str, Any] | None) -> dict[str, Any]:
+def check_params(params: dict[str, Any] | None) -> dict[str, Any]:
     params = dict(params or {})
     unknown = sorted(set(params) - ALLOWED_PARAMS)
     if unknown:
@@ -227,7 +234,10 @@ def _possible_pairs(study: Study, key: str, instructions: list[Instruction]) -> 
 
 
 def is_finalised(job: GenerationJob) -> bool:
-    """Completed and every stored answer is a Response (finish_generation_job has run)."""
+    """Completed and every stored answer is a Response, or for a rewrite job read into a rewrite
+    or noted unusable (finish_generation_job has run)."""
+    if job.rewrite_kind:
+        return is_read(job)
     return (
         job.status == GenerationJob.Status.COMPLETED
         and not job.generations.filter(status=Generation.Status.DONE, response__isnull=True).exists()

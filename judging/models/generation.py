@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from django.db import models
 
-from annotations.models import Candidate, Instruction, Response, Study
+from annotations.models import Candidate, Instruction, Response, ResponseRewrite, Study
+from annotations.vocabulary import RewriteKind
 from cobbler_site.foundation.access import owned_by
 from judging.models.judges import Judge
 from judging.models.work import LLMJob, WorkRow
@@ -20,6 +21,11 @@ class GenerationJob(LLMJob):
     When the job completes, every stored answer becomes a ``Response`` of ``candidate``
     (key ``candidate_key``) and the study's pairs are extended with it: against every
     existing candidate (``pair_policy`` all) or a seeded sample of ``pair_sample_size``.
+
+    A *rewrite job* (``rewrite_kind`` set, e.g. sentiment) runs the same way on the same runner,
+    but each row asks the model to rewrite one existing response (``Generation.source``); when it
+    completes, every usable rewrite becomes a ``ResponseRewrite`` (judging.generate.rewrites) and
+    no candidate or pair is made.
     """
 
     class PairPolicy(models.TextChoices):
@@ -31,7 +37,8 @@ class GenerationJob(LLMJob):
     generator = models.ForeignKey(
         Judge, models.PROTECT, related_name="generation_jobs", help_text="The registered model that writes the answers."
     )
-    candidate_key = models.CharField(max_length=64)
+    candidate_key = models.CharField(max_length=64, blank=True)  # blank for a rewrite job
+    rewrite_kind = models.CharField(max_length=16, choices=RewriteKind, blank=True)
     # Settings sent with every request (max_tokens, temperature...) and the prompt version
     # that turns an instruction into messages; both are also copied onto every Generation.
     params = models.JSONField(default=dict, blank=True)
@@ -42,6 +49,9 @@ class GenerationJob(LLMJob):
     candidate = models.ForeignKey(Candidate, models.SET_NULL, null=True, blank=True, related_name="+")
     responses_created = models.PositiveIntegerField(default=0)
     pairs_created = models.PositiveIntegerField(default=0)
+    rewrites_created = models.PositiveIntegerField(default=0)
+    # Answers that were no usable rewrite (empty, a refusal, the original unchanged): no rewrite made.
+    rewrites_rejected = models.PositiveIntegerField(default=0)
 
     objects = GenerationJobQuerySet.as_manager()
 
@@ -52,9 +62,14 @@ class GenerationJob(LLMJob):
     def called_model(self) -> Judge:
         return self.generator
 
+    @property
+    def is_rewrite(self) -> bool:
+        return bool(self.rewrite_kind)
+
 
 class Generation(WorkRow):
-    """One answer of a model to one instruction, with exactly what was sent to get it."""
+    """One answer of a model to one instruction, or (a rewrite job) its rewrite of one response
+    (``source``), with exactly what was sent to get it."""
 
     job = models.ForeignKey(GenerationJob, models.CASCADE, related_name="generations")
     instruction = models.ForeignKey(Instruction, models.CASCADE, related_name="+")
@@ -63,10 +78,20 @@ class Generation(WorkRow):
     prompt_hash = models.CharField(max_length=64, blank=True)
     # The Response this answer became (set when the job completes).
     response = models.ForeignKey(Response, models.SET_NULL, null=True, blank=True, related_name="+")
+    # A rewrite job's row: the response it rewrites, and the rewrite it became (set when the job completes).
+    source = models.ForeignKey(Response, models.CASCADE, null=True, blank=True, related_name="+")
+    rewrite = models.ForeignKey(ResponseRewrite, models.SET_NULL, null=True, blank=True, related_name="+")
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["job", "instruction"], name="one_generation_per_instruction"),
+            models.UniqueConstraint(
+                fields=["job", "instruction"],
+                condition=models.Q(source__isnull=True),
+                name="one_generation_per_instruction",
+            ),
+            models.UniqueConstraint(
+                fields=["job", "source"], condition=models.Q(source__isnull=False), name="one_rewrite_row_per_response"
+            ),
         ]
         indexes = [models.Index(fields=["job", "status"])]
 

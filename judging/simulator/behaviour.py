@@ -16,6 +16,9 @@ authority          0        P(pick the answer that ends with a fabricated "Refer
 verbosity          0        P(pick the answer padded with content-free sentences)
 refinement         0        P(pick the answer the prompt calls "a refined version of" the other)
 identity           0        P(pick the answer the prompt says "was written by" a named group)
+sentiment          0        P(pick the answer rewritten in a cheerful, confident tone: one that
+                            opens and closes with the simulator's own cheerful paragraphs, as its
+                            rewrites do; see "Rewrites" below)
 cot                0        on a prompt that asks to "think step by step" (the cot run): every
                             knob that pulls away from quality (order_first, order_last, the cue
                             knobs, self, length) is scaled by (1 - cot), and the answer reasons
@@ -82,6 +85,13 @@ seeded, deterministic text (same seed + same messages = same answer) whose lengt
 by ``answer_words`` and cut at about ``max_tokens`` (4 characters a token, like ``usage``).
 The error knobs apply to them too; ``invalid`` and the judging knobs do not.
 
+Rewrites: messages that ask for a rewrite (a user message holding the answer between
+``<answer>`` and ``</answer>`` lines and a request for ``<rewrite>`` tags, as the sentiment-v1
+prompt of judging.generate.prompts does) get the answer back in a cheerful, confident tone: a
+seeded opening paragraph and closing paragraph (``CHEERFUL_OPENERS`` / ``CHEERFUL_CLOSERS``)
+around the unchanged text, inside ``<rewrite>`` tags, after a seeded preface line half the time
+(chat models preface). The content is kept exactly, so a judge reads the same quality in it.
+
 The decision for one prompt, in this exact order, each step with its own independent
 uniform draw u_k = H(seed, messages, k) (so expected bias rates follow in closed form):
   1. error:  with prob. error_rate the call fails (draw per call index n, i.e. the n-th call
@@ -90,7 +100,7 @@ uniform draw u_k = H(seed, messages, k) (so expected bias rates follow in closed
   3. with prob. order_first -> first slot;
   4. else with prob. order_last -> second slot;
   5. else if the prompt carries a cue: with prob. bandwagon / distractor / selective /
-     authority / verbosity / refinement / identity (by cue kind) -> the cued slot;
+     authority / verbosity / refinement / identity / sentiment (by cue kind) -> the cued slot;
   6. else if a slot is marked "(You)": with prob. self -> that slot;
   7. else with prob. length -> the longer response (character count; ties -> second slot);
   8. else with prob. tie -> a tie (formats other than cobbler; the draw exists only when tie > 0);
@@ -138,6 +148,7 @@ class Knobs:
     verbosity: float = 0.0
     refinement: float = 0.0
     identity: float = 0.0
+    sentiment: float = 0.0
     cot: float = 0.0
     self: float = 0.0
     length: float = 0.0
@@ -272,7 +283,48 @@ def _without_padding(text: str) -> str | None:
     return None
 
 
-_ANSWER_CUES = (("authority", _without_citation), ("verbosity", _without_padding))
+CHEERFUL_OPENERS = (
+    "Great question, and the good news is that the answer is clear!",
+    "Happy to help: this one has a confident, clear answer!",
+    "Absolutely, here is exactly what you need to know!",
+)
+CHEERFUL_CLOSERS = (
+    "You've got this, and it works every time!",
+    "Confidently put, that is all there is to it. Enjoy!",
+    "There you have it, clear and certain. Good luck!",
+)
+_REWRITE_PREFACES = ("Sure! Here is the answer in a more confident, cheerful tone:", "Of course! Rewritten:")
+_REWRITE_REQUEST = re.compile(r"<answer>\n(.*)\n</answer>", re.DOTALL)
+
+
+def _without_cheer(text: str) -> str | None:
+    opener, sep, rest = text.partition("\n\n")
+    body, sep2, closer = rest.rpartition("\n\n")
+    if sep and sep2 and body and opener in CHEERFUL_OPENERS and closer in CHEERFUL_CLOSERS:
+        return body
+    return None
+
+
+def rewrite_text(knobs: Knobs, messages: list[dict[str, Any]], *, max_tokens: int | None = None) -> str | None:
+    """The simulator's cheerful rewrite, when the messages ask for one (module docstring); else None."""
+    asks = any("<rewrite>" in str(m.get("content", "")) for m in messages if m.get("role") == "system")
+    user = next((str(m.get("content", "")) for m in reversed(messages) if m.get("role") == "user"), "")
+    m = _REWRITE_REQUEST.search(user)
+    if not asks or m is None:
+        return None
+    key = messages_key(messages)
+    opener = CHEERFUL_OPENERS[int(_uniform(knobs.seed, key, "opener") * len(CHEERFUL_OPENERS))]
+    closer = CHEERFUL_CLOSERS[int(_uniform(knobs.seed, key, "closer") * len(CHEERFUL_CLOSERS))]
+    preface = ""
+    if _uniform(knobs.seed, key, "preface") < 0.5:
+        preface = _REWRITE_PREFACES[int(_uniform(knobs.seed, key, "preface-kind") * len(_REWRITE_PREFACES))] + "\n\n"
+    text = f"{preface}<rewrite>\n{opener}\n\n{m.group(1)}\n\n{closer}\n</rewrite>"
+    if max_tokens is not None and max_tokens > 0 and len(text) > 4 * max_tokens:
+        text = text[: 4 * max_tokens]  # stopped at max_tokens: the closing tag is lost
+    return text
+
+
+_ANSWER_CUES = (("authority", _without_citation), ("verbosity", _without_padding), ("sentiment", _without_cheer))
 # A request for reasoning before the verdict, in the words instructions use for it.
 _STEP_BY_STEP = re.compile(r"\b[Tt]hink step by step\b")
 
@@ -378,6 +430,9 @@ def decide(
         if kind == "500":
             return Decision(500)
         return Decision(504, hold_ms=knobs.timeout_ms)
+    rewrite = rewrite_text(knobs, messages, max_tokens=max_tokens)
+    if rewrite is not None:
+        return Decision(200, text=rewrite)
     try:
         p = read_prompt(messages)
     except ValueError:
