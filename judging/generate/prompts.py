@@ -6,6 +6,7 @@ prompt produced it (``Response.provenance["prompt_version"]`` and the messages t
 
 from __future__ import annotations
 
+from annotations.vocabulary import RewriteKind
 from judging.prompts import prompt_hash
 
 DEFAULT_VERSION = "answer-v1"
@@ -29,7 +30,7 @@ REWRITE_PROMPTS: dict[str, tuple[str, str]] = {
     ),
 }
 # The prompt a rewrite kind uses unless the job names another version of it.
-DEFAULT_REWRITE_VERSION = {"sentiment": "sentiment-v1"}
+DEFAULT_REWRITE_VERSION = {RewriteKind.SENTIMENT: "sentiment-v1"}
 
 
 def rewrite_versions(kind: str) -> list[str]:

@@ -10,13 +10,16 @@ perturbation the original answer under it, so a judge without the knob decides o
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
 
-from annotations.biases import ANSWER, CALM, PROMPT, REGISTRY
+from annotations.biases import ANSWER, CALM, PROMPT, REGISTRY, REWRITTEN, Rewritten
 from annotations.vocabulary import Condition, JudgeSlot
 from judging import conditions, prompts, verdicts
+from judging.generate.prompts import rewrite_messages
+from judging.generate.rewrite_output import read_rewrite
 from judging.prompts import templates
 from judging.simulator.behaviour import decide, parse_knobs, read_prompt
 
@@ -61,12 +64,37 @@ def _render(host: str, condition: str, cue: dict, first: str = FIRST, second: st
     return rendered.messages
 
 
+def _rewrites(pair: SimpleNamespace) -> dict[int, Rewritten]:
+    """Both answers rewritten by the simulator, as a sentiment rewrite job would store them."""
+    out = {}
+    for response in (pair.response_a, pair.response_b):
+        messages = rewrite_messages("Name the capital.", response.text, version="sentiment-v1")
+        read = read_rewrite(decide(parse_knobs("sim:seed=1"), messages).text, response.text)
+        assert not read.problem, read.problem
+        out[response.pk] = Rewritten(id=response.pk + 1000, text=read.text)
+    return out
+
+
 def _plan(condition: str, host: str, seed: int = 7, pk: int = 3) -> list[dict]:
     template = templates.builtin(host) if host in templates.builtin_versions() else None
+    pair = _pair(pk)
     return conditions.plan(
-        pair=_pair(pk), condition=condition, seed=seed, version="v1" if template else host,
-        bandwagon_percent=85, self_key="", template=template,
+        pair=pair, condition=condition, seed=seed, version="v1" if template else host,
+        bandwagon_percent=85, self_key="", template=template, rewrites=_rewrites(pair),
     )  # fmt: skip
+
+
+def test_a_rewritten_bias_shows_no_pair_without_both_rewrites():
+    pair = _pair(3)
+    partial = {k: v for k, v in _rewrites(pair).items() if k == pair.response_a.pk}
+    for rewrites in (None, {}, partial):
+        assert (
+            conditions.plan(
+                pair=pair, condition=Condition.SENTIMENT, seed=7, version="v1", bandwagon_percent=85, self_key="",
+                rewrites=rewrites,
+            )
+            == []
+        )  # fmt: skip
 
 
 @pytest.mark.parametrize("host", HOSTS)
@@ -88,7 +116,10 @@ def test_the_cue_moves_between_the_two_showings_and_the_simulator_reads_it(condi
         if bias.perturbs == ANSWER:
             cued, other = (first, second) if row["cue"]["cue_slot"] == JudgeSlot.FIRST else (second, first)
             assert bias.perturb is not None and bias.perturb(cued, row["cue"]) in user
-            assert bias.perturb(other, row["cue"]) not in user
+            if bias.rewrite_kind:  # the stored rewrite is the cued answer's own
+                assert row["cue"]["rewritten"] != cued and cued in row["cue"]["rewritten"]
+            else:
+                assert bias.perturb(other, row["cue"]) not in user
 
 
 @pytest.mark.parametrize("condition", CALM)
@@ -120,11 +151,15 @@ def test_a_template_without_a_cue_point_refuses_a_sentence_bias(condition):
     assert t.refusal(Condition.AUTHORITY) == t.refusal(Condition.VERBOSITY) == ""  # they change the answers
 
 
-@pytest.mark.parametrize("condition", CALM)
+@pytest.mark.parametrize("condition", [*CALM, *REWRITTEN])
 def test_the_knob_is_the_probability_of_choosing_the_cued_answer(condition):
     bias = REGISTRY[condition]
+    rewrites = _rewrites(_pair(3))
     for slot in (JudgeSlot.FIRST, JudgeSlot.SECOND):
-        cue = bias.cue(random.Random(2), slot, prompts.cue_context("v1", condition, slot))
+        ctx = prompts.cue_context("v1", condition, slot)
+        if bias.rewrite_kind:  # the cued answer is FIRST in slot 1, SECOND in slot 2
+            ctx = replace(ctx, rewrite=rewrites[30 if slot == JudgeSlot.FIRST else 31])
+        cue = bias.cue(random.Random(2), slot, ctx)
         messages = _render("v1", condition, cue)
         assert decide(parse_knobs(f"sim:{bias.knob}=1"), messages).slot == slot
         # Without the knob the decision is the plain prompt's: the perturbation adds nothing.
