@@ -44,11 +44,14 @@ from analysis.metrics.stats import wilson
 from analysis.profiles import get_profile
 from analysis.sections import bias as bias_section
 from analysis.summary.claims import bias_claim
-from annotations.models import Candidate, Instruction, Pair, Response, Study
+from annotations.models import Candidate, Instruction, Pair, Response, ResponseRewrite, Study
+from annotations.vocabulary import RewriteKind
 from judging import services
+from judging.generate.prompts import rewrite_messages
+from judging.generate.rewrite_output import read_rewrite
 from judging.models import CachedCompletion, Judge, JudgeJob, Judgment
 from judging.runner import llm_cache_key
-from judging.simulator.behaviour import Knobs, parse_knobs, quality
+from judging.simulator.behaviour import Knobs, decide, parse_knobs, quality
 from judging.simulator.server import SimulatorServer
 from tests.conftest import ARTIFACTS, WorkerProcess, purge_broker, wait_until
 
@@ -74,7 +77,8 @@ class Spec:
 
 
 # CALM's cue biases of the battery (annotations.biases): the bandwagon design, each its own knob.
-BATTERY = ("authority", "verbosity", "refinement", "identity")
+# Sentiment shows the rewrites build_study stores (the simulator's own, as a rewrite job makes them).
+BATTERY = ("authority", "verbosity", "refinement", "identity", "sentiment")
 JUDGES = (
     Spec("null", "seed=11", ("order", "bandwagon", *BATTERY), self_key=OWN),
     Spec("first30", "order_first=0.3,seed=12", ("order",)),
@@ -88,6 +92,7 @@ JUDGES = (
     Spec("verbosity25-invalid10", "verbosity=0.25,invalid=0.1,seed=20", ("verbosity",)),
     Spec("refinement40", "refinement=0.4,seed=21", ("refinement",)),
     Spec("identity35", "identity=0.35,seed=22", ("identity",)),
+    Spec("sentiment30", "sentiment=0.3,seed=23", ("sentiment",)),
 )
 # The battery judges' knob, P(the cued answer), and invalid rate: the rate is bandwagon's closed form.
 BATTERY_JUDGES = {
@@ -95,6 +100,7 @@ BATTERY_JUDGES = {
     "verbosity25-invalid10": ("verbosity", 0.25, 0.1),
     "refinement40": ("refinement", 0.4, 0.0),
     "identity35": ("identity", 0.35, 0.0),
+    "sentiment30": ("sentiment", 0.3, 0.0),
 }
 PROFILES = ("default", "cobbler-paper")
 # The biases each judge is checked on (those with a closed form below).
@@ -146,6 +152,11 @@ def build_study() -> Study:
             while len(text) < length:
                 text += " " + rng.choice(WORDS)
             responses.append(Response.objects.create(instruction=ins, candidate=cand, text=text[:length]))
+        for response in responses:  # the sentiment rewrite a rewrite job by the simulator would store
+            messages = rewrite_messages(ins.text, response.text, version="sentiment-v1")
+            read = read_rewrite(decide(Knobs(seed=7), messages).text, response.text)
+            assert not read.problem, read.problem
+            ResponseRewrite.objects.create(response=response, kind=RewriteKind.SENTIMENT, text=read.text)
         for a, b in itertools.combinations(responses, 2):
             # Fixed ids: the cue runs' arrangements and the random baseline are seeded by the
             # pair id, so fixed ids make every answer of this test the same in every session.
