@@ -48,24 +48,23 @@ from analysis.metrics.stats import (
     sign_test,
     wilson,
 )
-from annotations.biases import CUE_CONDITIONS, REGISTRY
+from annotations.biases import CUE_CONDITIONS, REGISTRY, SWAP_CLAIMED, SWAP_CONFOUNDED, SWAP_REGISTRY
 
-# Expected rates of a uniform-random judge (a fair coin per prompt). Egocentric: the own
-# response in prompt 1 (1/2) times prompt 2 not the same slot (1/2); the compassion-run
-# version likewise (own in prompt 1, then own again or not: 1/2 x 1/2 either way).
-# position_preference = order_first - order_last = 0.25 - 0.25; position_consistency: the second
-# coin lands on the same response as the first half the time.
+# Expected rates of a uniform-random judge (a fair coin per prompt), in report order. A tested
+# row's value is its plugin's (annotations.biases: SwapBias.random; a cue bias, the cued answer
+# both times, 1/2 x 1/2). order_first / order_last / compassion_*: the same slot twice, 1/2 x 1/2;
+# position_consistency: the second coin lands on the same response as the first half the time.
+_SWAP_RANDOM = {row: b.random for row, b in SWAP_REGISTRY.items()}
 RANDOM_THRESHOLD = {
     "order_first": 0.25,
     "order_last": 0.25,
-    "position_preference": 0.0,
+    "position_preference": _SWAP_RANDOM["position_preference"],
     "position_consistency": 0.5,
     "compassion_first": 0.25,
     "compassion_last": 0.25,
-    "egocentric": 0.25,
-    "egocentric_comp": 0.25,
-    "salience_longer": 0.5,
-    # A cue bias (annotations.biases): the cued answer both times, 1/2 x 1/2.
+    "egocentric": _SWAP_RANDOM["egocentric"],
+    "egocentric_comp": _SWAP_RANDOM["egocentric_comp"],
+    "salience_longer": _SWAP_RANDOM["salience_longer"],
     **dict.fromkeys(CUE_CONDITIONS, 0.25),
 }
 BIAS_ORDER = list(RANDOM_THRESHOLD)
@@ -73,21 +72,16 @@ SIGNED = "position_preference"  # value = (hits - mirror) / n, in [-1, 1]
 HUMANS = "humans"
 # Rows a verdict may claim from: their null holds whatever the answers' quality (the cue or the
 # slot moves between the two presentations of the same pair, the answers do not).
-CLAIMED = ("position_preference", *CUE_CONDITIONS)
+CLAIMED = (*SWAP_CLAIMED, *CUE_CONDITIONS)
 # Rows whose raw rate mixes the bias with quality (longer or own answers may simply be better):
 # descriptive; their claims are made against a reference on the same pairs (metrics/reference.py).
-CONFOUNDED = ("egocentric", "egocentric_comp", "salience_longer")
+CONFOUNDED = SWAP_CONFOUNDED
 BOOTSTRAP_REPLICATES = 1000
 BOOTSTRAP_SEED = 20240
 
 # The null hypothesis of each tested row (the sign test of hits against mirror).
 NULLS = {
-    "position_preference": "no position preference: a pair answered with the same slot twice is as likely "
-    "to be first-first as last-last",
-    "egocentric": "no self-preference: the judge's own response is as likely as the other one to get the row's outcome",
-    "egocentric_comp": "no self-preference: the judge's own response is as likely as the other one to get "
-    "the row's outcome",
-    "salience_longer": "no length preference: among kept pairs the longer response is chosen half the time",
+    **{row: bias.null for row, bias in SWAP_REGISTRY.items()},
     **{condition: bias.null for condition, bias in REGISTRY.items()},
 }
 UNTESTED = {

@@ -34,14 +34,17 @@ from analysis.metrics.agreement import TIE, vote_outcomes
 from analysis.metrics.bias import pair_frame
 from analysis.metrics.gold_reference import MIN_GOLD_PAIRS, gold_reference
 from analysis.metrics.quality_matched import QualityMatched, fit
+from annotations.biases import SWAP_CONFOUNDED, SWAP_REGISTRY
 from annotations.vocabulary import Condition
 
 MIN_REFERENCE_PAIRS = 30  # below this many shared pairs a reference is not used
 UNCUED = (Condition.PLAIN, Condition.ORDER)
 # Which judge run each row reads: the order run (both presentations, nothing named), and the
 # compassion run (real model names) for self-preference when names are shown.
-RUNS = {"salience_longer": Condition.ORDER, "egocentric": Condition.ORDER, "egocentric_comp": Condition.COMPASSION}
-TARGETS = {"salience_longer": "the longer answer", "egocentric": "its own answer", "egocentric_comp": "its own answer"}
+# (annotations.biases: each confounded SwapBias's run and target; length first, the rows' order
+# in every report so far.)
+RUNS = {row: SWAP_REGISTRY[row].run for row in sorted(SWAP_CONFOUNDED, key=lambda r: r != "salience_longer")}
+TARGETS = {row: SWAP_REGISTRY[row].target for row in SWAP_CONFOUNDED}
 
 
 def judge_pair_rates(judgments: pd.DataFrame) -> pd.DataFrame:

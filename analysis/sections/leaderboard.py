@@ -17,7 +17,7 @@ from analysis.length.core import orient
 from analysis.loaders.length import load_votes, response_lengths
 from analysis.metrics.leaderboard import human_ceiling, human_choice_rates, judge_choice_rates, null_vs_majority
 from analysis.profiles import Profile
-from annotations.biases import REGISTRY
+from annotations.biases import REGISTRY, SWAP_REGISTRY
 from annotations.models import Study
 from annotations.vocabulary import Condition
 from judging.models import JudgeJob
@@ -28,10 +28,7 @@ HUMAN_CEILING = "human ceiling"
 # Agreement with the majority is read on the first of these a judge has.
 CONDITIONS = (Condition.ORDER, Condition.PLAIN)
 SHORT = {
-    "position_preference": "position",
-    "salience_longer": "length",
-    "egocentric": "self",
-    "egocentric_comp": "self (named)",
+    **{row: b.board for row, b in SWAP_REGISTRY.items()},
     **{c: b.short for c, b in REGISTRY.items()},
     Condition.COMPASSION: "names",
 }

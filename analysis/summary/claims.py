@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from analysis.metrics.stats import holm
-from annotations.biases import CUE_CONDITIONS, REGISTRY
+from annotations.biases import CUE_CONDITIONS, REGISTRY, SWAP_CLAIMED, SWAP_CONFOUNDED, SWAP_REGISTRY
 
 ALPHA = 0.05
 # Below these sizes the report's intervals are too wide to read (docs/methods.md).
@@ -37,33 +37,22 @@ class BiasWords:
     mirror: str
 
 
+def _words(plugin) -> BiasWords:  # a CueBias or a SwapBias (annotations.biases)
+    w = plugin.words
+    return BiasWords(w.name, w.toward, w.against, w.hits, w.mirror)
+
+
+# Every bias says it in its own plugin (annotations.biases): position first, then the cue biases,
+# then the rows whose raw rate mixes in quality.
 BIAS_WORDS = {
-    "position_preference": BiasWords(
-        "position", "the first position", "the last position", "first slot twice", "last slot twice"
-    ),
-    # The cue biases say it in their own plugin (annotations.biases).
-    **{
-        condition: BiasWords(b.words.name, b.words.toward, b.words.against, b.words.hits, b.words.mirror)
-        for condition, b in REGISTRY.items()
-    },
-    "egocentric": BiasWords(
-        "self-preference (egocentric)", "its own answers", "other models' answers", "own answer", "the other answer"
-    ),
-    "egocentric_comp": BiasWords(
-        "self-preference in the compassion run",
-        "its own named answers",
-        "other models' named answers",
-        "own answer",
-        "the other answer",
-    ),
-    "salience_longer": BiasWords(
-        "length (salience)", "longer answers", "shorter answers", "longer chosen", "shorter chosen"
-    ),
+    **{row: _words(SWAP_REGISTRY[row]) for row in SWAP_CLAIMED},
+    **{condition: _words(b) for condition, b in REGISTRY.items()},
+    **{row: _words(SWAP_REGISTRY[row]) for row in SWAP_CONFOUNDED},
 }
 TESTED = list(BIAS_WORDS)
 # Claims on their own test (analysis.metrics.bias_rows.CLAIMED); the other tested rows claim
 # only against a reference (reference_claim) and are otherwise described (descriptive_claim).
-CLAIMED = ("position_preference", *CUE_CONDITIONS)
+CLAIMED = (*SWAP_CLAIMED, *CUE_CONDITIONS)
 HUMANS = "humans"
 
 
@@ -153,11 +142,7 @@ def _bias_numbers(claim: dict, words: BiasWords) -> str:
 
 REFERENCE_WORDS = {"humans": "people", "gold": "the gold labels"}
 # What a raw rate of a confounded row counts, for its descriptive line.
-DESCRIBED = {
-    "salience_longer": "chose the longer answer",
-    "egocentric": "chose its own answer",
-    "egocentric_comp": "chose its own named answer",
-}
+DESCRIBED = {row: SWAP_REGISTRY[row].described for row in SWAP_CONFOUNDED}
 
 
 def reference_claim(row: dict, *, correction: str) -> dict:
@@ -240,7 +225,7 @@ def descriptive_claim(row: dict) -> dict:
         }
     ci = row.get("ci95")
     shown = f"{row['value']:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci and None not in ci else "")
-    target = "longer answers" if row["bias"] == "salience_longer" else "its own answers"
+    target = SWAP_REGISTRY[row["bias"]].targets
     why = (
         "people's choices are the reference for quality, so this describes the answers as much as the raters"
         if row["subject"] == HUMANS

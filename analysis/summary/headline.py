@@ -11,36 +11,26 @@ say so (docs/methods.md, "Verdict summary").
 from __future__ import annotations
 
 from analysis.summary.claims import ALPHA, _chance_words
-from annotations.biases import REGISTRY
+from annotations.biases import REGISTRY, SWAP_REGISTRY
 from annotations.vocabulary import Condition
 
 HUMANS = "humans"
 # The condition a headline reads agreement on: the first of these the card has, as the leaderboard does.
 PRIMARY = (Condition.ORDER, Condition.PLAIN)
 # What a claimed bias means for a judge, by bias and direction ("toward" / "against").
+# Every plugin of annotations.biases, cue or swapped (keyed by condition or report row); a phrase a
+# plugin leaves "" falls back to the claim's own target (_bias_words).
+_PLUGINS = {**SWAP_REGISTRY, **REGISTRY}
 JUDGE_BIAS = {
-    ("position_preference", "toward"): "prefers the first answer",
-    ("position_preference", "against"): "prefers the second answer",
-    **{(c, "toward"): b.words.judge_toward for c, b in REGISTRY.items()},
-    **{(c, "against"): b.words.judge_against for c, b in REGISTRY.items()},
-    ("salience_longer", "toward"): "prefers longer answers at equal quality",
-    ("egocentric", "toward"): "prefers its own answers",
-    ("egocentric_comp", "toward"): "prefers its own named answers",
+    **{(key, "toward"): b.words.judge_toward for key, b in _PLUGINS.items()},
+    **{(key, "against"): b.words.judge_against for key, b in _PLUGINS.items()},
 }
 # The same findings said of people: a description, not a charge.
 HUMAN_BIAS = {
-    ("position_preference", "toward"): "chose the first answer more often",
-    ("position_preference", "against"): "chose the second answer more often",
-    **{(c, "toward"): b.words.people_toward for c, b in REGISTRY.items()},
-    **{(c, "against"): b.words.people_against for c, b in REGISTRY.items()},
+    **{(key, "toward"): b.words.people_toward for key, b in _PLUGINS.items()},
+    **{(key, "against"): b.words.people_against for key, b in _PLUGINS.items()},
 }
-SHORT = {
-    "position_preference": "position",
-    **{c: b.short for c, b in REGISTRY.items()},
-    "salience_longer": "length",
-    "egocentric": "self-preference",
-    "egocentric_comp": "self-preference",
-}
+SHORT = {key: b.short for key, b in _PLUGINS.items()}
 
 
 def headline(card: dict) -> str:

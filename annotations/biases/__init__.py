@@ -9,8 +9,11 @@ page (``annotations.services.design``, ``annotations.shown``), the counts, tests
 (``analysis.metrics``, ``analysis.summary``) and the battery table read this registry, so a new
 bias is a new module here plus its ``Condition`` value (ARCHITECTURE.md, "Add a bias").
 
-Order, compassion, egocentric and salience are not cue biases (the answers swap places, or the
-outcome is read off the order run) and keep their own counting.
+CoBBLEr's other biases are read off the runs whose two showings swap the answers (order,
+compassion): position, self-preference (egocentric, and egocentric_comp in the named run) and
+length (salience). Each is a ``swap.SwapBias`` in its own module, listed in ``SWAP_REGISTRY``:
+the claims, headlines, leaderboard, the bias table's nulls and coin values and the reference rows
+read it; their counting is the report's (``analysis.metrics.bias``).
 """
 
 from __future__ import annotations
@@ -19,10 +22,14 @@ from annotations.biases.attentional import ATTENTIONAL
 from annotations.biases.authority import AUTHORITY
 from annotations.biases.bandwagon import BANDWAGON
 from annotations.biases.base import ANSWER, PROMPT, CueBias, CueContext, Rewritten, Words
+from annotations.biases.egocentric import EGOCENTRIC, EGOCENTRIC_COMP
 from annotations.biases.identity import IDENTITY
+from annotations.biases.order import POSITION
 from annotations.biases.refinement import REFINEMENT
+from annotations.biases.salience import SALIENCE
 from annotations.biases.selective import SELECTIVE
 from annotations.biases.sentiment import SENTIMENT
+from annotations.biases.swap import CLAIMED, CONFOUNDED, SwapBias
 from annotations.biases.verbosity import VERBOSITY
 
 # In report order: CoBBLEr's first, then CALM's.
@@ -38,6 +45,11 @@ CALM = (AUTHORITY.condition, VERBOSITY.condition, REFINEMENT.condition, IDENTITY
 # CALM's biases whose perturbation a model writes first (a rewrite job): a pair shows them only
 # when both answers have a stored rewrite of the bias's ``rewrite_kind``.
 REWRITTEN = tuple(c for c, b in REGISTRY.items() if b.rewrite_kind)
+# The biases read off the swapped runs, by report row, in report order.
+SWAP_REGISTRY: dict[str, SwapBias] = {b.row: b for b in (POSITION, EGOCENTRIC, EGOCENTRIC_COMP, SALIENCE)}
+# Rows whose own test claims, and rows claimed only against a reference on the same pairs.
+SWAP_CLAIMED: tuple[str, ...] = tuple(r for r, b in SWAP_REGISTRY.items() if b.role == CLAIMED)
+SWAP_CONFOUNDED: tuple[str, ...] = tuple(r for r, b in SWAP_REGISTRY.items() if b.role == CONFOUNDED)
 
 __all__ = [
     "ANSWER",
@@ -47,9 +59,13 @@ __all__ = [
     "PROMPT",
     "REGISTRY",
     "REWRITTEN",
+    "SWAP_CLAIMED",
+    "SWAP_CONFOUNDED",
+    "SWAP_REGISTRY",
     "CueBias",
     "CueContext",
     "Rewritten",
+    "SwapBias",
     "Words",
     "cue_bias",
 ]
