@@ -11,7 +11,7 @@ say so (docs/methods.md, "Verdict summary").
 from __future__ import annotations
 
 from analysis.summary.claims import ALPHA, _chance_words
-from annotations.biases import REGISTRY, SWAP_REGISTRY
+from annotations.biases import REGISTRY, SWAP_REGISTRY, CueBias, SwapBias
 from annotations.vocabulary import Condition
 
 HUMANS = "humans"
@@ -20,7 +20,7 @@ PRIMARY = (Condition.ORDER, Condition.PLAIN)
 # What a claimed bias means for a judge, by bias and direction ("toward" / "against").
 # Every plugin of annotations.biases, cue or swapped (keyed by condition or report row); a phrase a
 # plugin leaves "" falls back to the claim's own target (_bias_words).
-_PLUGINS = {**SWAP_REGISTRY, **REGISTRY}
+_PLUGINS: dict[str, CueBias | SwapBias] = {**SWAP_REGISTRY, **REGISTRY}
 JUDGE_BIAS = {
     **{(key, "toward"): b.words.judge_toward for key, b in _PLUGINS.items()},
     **{(key, "against"): b.words.judge_against for key, b in _PLUGINS.items()},
