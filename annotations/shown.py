@@ -32,7 +32,8 @@ def _context(study: Study, cue: dict) -> CueContext:
 def _stored(bias: CueBias, study: Study, task: Task) -> dict | None:
     """The task's cue with what the plugin needs to show it, or None when it cannot be shown.
 
-    A cue needs its slot and the plugin's seeded details. Imported votes may carry the slot
+    A cue needs its slot and the plugin's details (sentiment's ``rewrite`` and ``rewritten``,
+    the latter empty on a check task's cue). Imported votes may carry the slot
     alone (docs/study-format.md): nobody knows which citation or persona those workers read,
     so nothing is made up; only bandwagon's percent falls back to the study's statistic.
     """
@@ -59,8 +60,9 @@ def cue_banner(study: Study, task: Task) -> str:
 def answer_texts(study: Study, task: Task, text_a: str, text_b: str) -> tuple[str, str]:
     """System A's and System B's answers as shown: an answer perturbation changes the cued one.
 
-    Authority appends the stored citation, verbosity the stored padding sentences
-    (annotations.biases); every other condition shows the answers as they are.
+    Authority appends the stored citation, verbosity the stored padding sentences, sentiment
+    shows the stored rewrite in place of the answer (annotations.biases; a sentiment cue without
+    one, a check task's, shows the original); every other condition shows the answers as they are.
     """
     bias = cue_bias(task.condition)
     cue = _stored(bias, study, task) if bias is not None and not bias.judge_only else None

@@ -12,22 +12,23 @@ import itertools
 import json
 import random
 import string
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from annotations.biases import CROWD_CUED, CueContext, cue_bias
+from annotations.biases import CROWD_CUED, CueContext, Rewritten, cue_bias
 from annotations.models import Batch, Condition, Instruction, Pair, Response, Study, Task
 from annotations.quality import checks
+from annotations.services.rewrites import missing_rewrites_message, rewrites_of
 from annotations.services.rounds import Round, plan_round
 from annotations.vocabulary import CrowdChoice
 from cobbler_site.foundation import text_safety
 
 # Swapped positions (order, plain) and every cue bias the registry gives a crowd variant
-# (annotations.biases: CoBBLEr's bandwagon and attentional, CALM's four).
+# (annotations.biases: CoBBLEr's bandwagon and attentional, CALM's four and sentiment).
 PAIRWISE_CONDITIONS = (Condition.ORDER, Condition.PLAIN, *CROWD_CUED)
 COBBLER_CONDITIONS = (Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL)
 COBBLER_SEED = 42
@@ -127,18 +128,35 @@ def cobbler_letter_pairs() -> list[tuple[str, str]]:
     return random.Random(COBBLER_SEED).sample(list(itertools.combinations(COBBLER_LETTERS, 2)), 15)
 
 
-def crowd_cue(condition: str, slot: str, rng: random.Random, percent: int) -> dict:
+def crowd_cue(condition: str, slot: str, rng: random.Random, percent: int, *, rewrite: Rewritten | None = None) -> dict:
     """The stored cue of a crowd task cued on ``slot`` ("A"/"B"): the plugin's seeded details.
 
     Stored with the task (bandwagon's percent, the distractor, authority's citation, verbosity's
-    padding, identity's persona), so the page, review and the preview show the same text again
-    (annotations.shown). The draws are the plugin's alone: bandwagon draws nothing and attentional
-    draws what the hard-coded distractor list drew, so earlier designs are unchanged.
+    padding, identity's persona, sentiment's rewrite of the answer in ``slot``), so the page,
+    review and the preview show the same text again (annotations.shown). The draws are the
+    plugin's alone: bandwagon and sentiment draw nothing and attentional draws what the
+    hard-coded distractor list drew, so earlier designs are unchanged.
     """
     bias = cue_bias(condition)
     assert bias is not None and not bias.judge_only, condition  # callers check PAIRWISE_CONDITIONS
     other = CrowdChoice.B if slot == CrowdChoice.A else CrowdChoice.A
-    return bias.cue(rng, slot, CueContext(label=f"System {slot}", other=f"System {other}", percent=percent))
+    ctx = CueContext(label=f"System {slot}", other=f"System {other}", percent=percent, rewrite=rewrite)
+    return bias.cue(rng, slot, ctx)
+
+
+def _design_rewrites(condition: str, responses: Iterable[Response]) -> dict[int, Rewritten] | None:
+    """Per response id, its stored rewrite for a condition that shows a model's rewrite
+    (sentiment), or None for a condition that needs none."""
+    bias = cue_bias(condition)
+    if bias is None or not bias.rewrite_kind:
+        return None
+    return rewrites_of((r.pk for r in responses), bias.rewrite_kind)
+
+
+def _rewritten(pair: tuple[Response, Response], rewrites: Mapping[int, Rewritten] | None) -> bool:
+    """Whether the condition can show ``pair``: always, or with both answers rewritten (as
+    annotations.services.rewrites.showable says of a stored Pair)."""
+    return rewrites is None or all(r.pk in rewrites for r in pair)
 
 
 class _PairBook:
@@ -166,8 +184,13 @@ def _twin_tasks(
     book: _PairBook,
     percent: int,
     rng: random.Random,
+    rewrites: Mapping[int, Rewritten] | None = None,
 ) -> list[Task]:
-    """The two tasks of one pair: swapped positions (order, plain) or the cue on each side."""
+    """The two tasks of one pair: swapped positions (order, plain) or the cue on each side.
+
+    Both cued tasks show ``first`` in slot A, so a rewritten condition's cue on A carries
+    ``first``'s rewrite and the cue on B ``second``'s (``rewrites``: response id -> rewrite).
+    """
     pair, forward = book.get(first, second)
     _, backward = book.get(second, first)
     common = {
@@ -182,7 +205,11 @@ def _twin_tasks(
             Task(arrangement=forward, cue={"order": "first"}, **common),
             Task(arrangement=backward, cue={"order": "last"}, **common),
         ]
-    cues = [crowd_cue(condition, slot, rng, percent) for slot in "AB"]
+    shown = {"A": first, "B": second}
+    cues = [
+        crowd_cue(condition, slot, rng, percent, rewrite=rewrites[shown[slot].pk] if rewrites is not None else None)
+        for slot in "AB"
+    ]
     return [Task(arrangement=forward, cue=cue, **common) for cue in cues]
 
 
@@ -279,16 +306,20 @@ def generate_batches(
 
     Pairwise: ``pairs_per_batch`` pairs drawn per instruction; each appears twice, with the
     positions swapped (order, plain) or the cue on each side (every crowd cue bias: bandwagon,
-    attentional, authority, verbosity, refinement, identity; ``crowd_cue``); which
+    attentional, authority, verbosity, refinement, identity, sentiment; ``crowd_cue``); which
     candidate sits in slot A first is balanced half/half over the batch; the 2n tasks are
-    shuffled so twins are not adjacent. With ``study.attention_check_rate`` / ``gold_rate``
+    shuffled so twins are not adjacent. Sentiment shows a model's stored rewrite
+    (``ResponseRewrite``): its pairs are drawn from those whose two answers both have one, an
+    instruction without such a pair gets no batch, and a study without any is refused
+    (``missing_rewrites_message``). With ``study.attention_check_rate`` / ``gold_rate``
     above 0 each pairwise batch also gets attention checks and gold items at seeded
     positions (``_with_checks``); at 0 (the default) nothing changes. Ranking:
     ``rankings_per_batch`` instructions per batch, all responses, with the threshold bar.
     Same seed, same design. Raises ValidationError (nothing stored) if the condition is
-    unknown, a rate is outside 0-1, or the condition already has a generated design and this
-    is not a ``new_round`` (annotations.services.rounds: a round continues the batch indexes
-    and labels its batches ``round N: ``; imported batches never block a design).
+    unknown, a rate is outside 0-1, a rewritten condition has no rewritten pair, or the
+    condition already has a generated design and this is not a ``new_round``
+    (annotations.services.rounds: a round continues the batch indexes and labels its batches
+    ``round N: ``; imported batches never block a design).
     """
     plan = plan_round(study=study, condition=condition, new_round=new_round)
     chosen = list(instructions) if instructions is not None else list(study.instructions.all())
@@ -301,18 +332,20 @@ def generate_batches(
     if pairs_per_batch < 1:
         raise ValidationError("pairs_per_batch must be at least 1.")
     _check_rates(study)
+    pairs_of = {instruction: _pairs_of(instruction) for instruction in sorted(chosen, key=lambda i: i.index)}
+    rewrites = _design_rewrites(condition, (r for pairs in pairs_of.values() for pair in pairs for r in pair))
+    showable = {instruction: [p for p in pairs if _rewritten(p, rewrites)] for instruction, pairs in pairs_of.items()}
+    if rewrites is not None and not any(showable.values()):  # refused before anything is written
+        raise ValidationError(missing_rewrites_message(condition, study.slug))
     book = _PairBook(study)
     gold_pairs = list(Pair.objects.filter(instruction__study=study, gold_response__isnull=False))
-    batches = []
-    for index, instruction in enumerate(sorted(chosen, key=lambda i: i.index)):
-        responses = sorted(
-            _responses_by_key(instruction).values(), key=lambda r: (r.candidate.position, r.candidate.key)
-        )
-        all_pairs = list(itertools.combinations(responses, 2))
-        if not all_pairs:
-            raise ValidationError(f"Instruction {instruction.index} has fewer than two responses.")
+    batches: list[Batch] = []
+    for instruction, all_pairs in pairs_of.items():
+        if not showable[instruction]:
+            continue  # no pair of this instruction has both answers rewritten
         rng = random.Random(f"{seed}:{condition}:{instruction.index}")
-        drawn = rng.sample(all_pairs, min(pairs_per_batch, len(all_pairs)))
+        # A seeded condition draws from every pair, as it did before rewritten conditions existed.
+        drawn = rng.sample(showable[instruction], min(pairs_per_batch, len(showable[instruction])))
         flips = [i % 2 == 1 for i in range(len(drawn))]
         rng.shuffle(flips)  # half the pairs show the earlier candidate in slot A first
         tasks: list[Task] = []
@@ -326,6 +359,7 @@ def generate_batches(
                 book=book,
                 percent=study.bandwagon_percent,
                 rng=rng,
+                rewrites=rewrites,
             )
         _spread_twins(tasks, rng)
         tasks = _with_checks(
@@ -342,7 +376,7 @@ def generate_batches(
             _save_batch(
                 study=study,
                 condition=condition,
-                index=plan.first_index + index,
+                index=plan.first_index + len(batches),  # no gap where an instruction was skipped
                 seed=seed,
                 label=plan.label(f"instruction {instruction.index}"),
                 tasks=tasks,
@@ -351,8 +385,23 @@ def generate_batches(
     return batches
 
 
+def _pairs_of(instruction: Instruction) -> list[tuple[Response, Response]]:
+    """Every pair of the instruction's responses, in the study's candidate order."""
+    responses = sorted(_responses_by_key(instruction).values(), key=lambda r: (r.candidate.position, r.candidate.key))
+    pairs = list(itertools.combinations(responses, 2))
+    if not pairs:
+        raise ValidationError(f"Instruction {instruction.index} has fewer than two responses.")
+    return pairs
+
+
 def _check_cue(condition: str, percent: int) -> checks.CueMaker:
-    """Cues for check tasks drawn as for the batch's items, so a banner never gives a check away."""
+    """Cues for check tasks drawn as for the batch's items, so a banner never gives a check away.
+
+    Sentiment's check cues carry no rewrite (``rewrite`` None, ``rewritten`` ""), so a check
+    shows both answers in their original tone (the plugin falls back): the rewrite replaces the
+    whole answer, so on a catch pair it would hide the broken text the check is about, and a
+    check's pair (any pair of the instruction, or a gold pair) need not have rewrites.
+    """
 
     def cue(rng: random.Random) -> dict:
         if condition in (Condition.ORDER, Condition.PLAIN):

@@ -6,9 +6,10 @@ driver in ``annotations.simulation.crowd`` only moves them through the real serv
 A careful worker judges by a hidden quality per system plus a per-question offset that every
 worker shares (some questions make one answer look better than usual), with personal noise
 scaled by their sensitivity. On top of that each has a small, personal susceptibility to the
-first slot, to a bandwagon cue and to a distracting sentence, and to CALM's four cues (a
-fabricated citation, padding, a claimed refinement, an attribution to a group), so the human
-bias rates of the report are those of a plausible crowd. A few careless workers answer fast and without reading:
+first slot, to a bandwagon cue and to a distracting sentence, to CALM's four seeded cues (a
+fabricated citation, padding, a claimed refinement, an attribution to a group) and to an answer
+rewritten in a confident, cheerful tone (sentiment), so the human bias rates of the report are
+those of a plausible crowd. A few careless workers answer fast and without reading:
 always "System A", or at random.
 """
 
@@ -42,6 +43,12 @@ CALM_SUSCEPTIBILITY: Mapping[str, tuple[float, float, float]] = {
     Condition.REFINEMENT: (0.10, 0.07, 0.35),
     Condition.IDENTITY: (0.02, 0.03, 0.1),
 }
+# CALM's biases a model rewrites first (sentiment), added after the four above: a guess as modest
+# as authority's (a confident tone reads as competence, as a citation does).
+REWRITTEN_SUSCEPTIBILITY: Mapping[str, tuple[float, float, float]] = {
+    Condition.SENTIMENT: (0.06, 0.05, 0.25),
+}
+SUSCEPTIBILITY: Mapping[str, tuple[float, float, float]] = {**CALM_SUSCEPTIBILITY, **REWRITTEN_SUSCEPTIBILITY}
 
 
 @dataclass(frozen=True)
@@ -57,11 +64,12 @@ class SimWorker:
     careless: str = ""  # "", or one of CARELESS_KINDS
     fails_qualification: bool = False
     first_attempt_slip: bool = False  # gets one qualification item wrong at the first attempt
-    # P(follow the cue) of CALM's crowd conditions (CALM_SUSCEPTIBILITY); none by default.
+    # P(follow the cue) of CALM's crowd conditions (SUSCEPTIBILITY); none by default.
     authority: float = 0.0
     verbosity: float = 0.0
     refinement: float = 0.0
     identity: float = 0.0
+    sentiment: float = 0.0
 
     @property
     def is_careless(self) -> bool:
@@ -70,6 +78,11 @@ class SimWorker:
 
 def _clip(value: float, low: float, high: float) -> float:
     return min(high, max(low, value))
+
+
+def _susceptibilities(rng: random.Random, table: Mapping[str, tuple[float, float, float]]) -> dict[str, float]:
+    """One worker's P(follow the cue) per condition of ``table``, drawn in its order."""
+    return {c: _clip(rng.gauss(mean, sd), 0.0, high) for c, (mean, sd, high) in table.items()}
 
 
 def make_crowd(*, seed: int, size: int, careless: int, failing: int = 1) -> list[SimWorker]:
@@ -81,10 +94,14 @@ def make_crowd(*, seed: int, size: int, careless: int, failing: int = 1) -> list
     # CALM's susceptibilities on a stream of their own: the traits drawn above them (and so every
     # earlier condition's simulated answers) are what they were before these biases existed.
     calm_rng = random.Random(f"simulated-crowd:{seed}:calm")
+    # And the rewritten biases' on another, so the four CALM traits above do not move either.
+    rewritten_rng = random.Random(f"simulated-crowd:{seed}:rewritten")
     workers = []
     for i in range(size):
         is_careless = i >= size - careless
-        calm = {c: _clip(calm_rng.gauss(mean, sd), 0.0, high) for c, (mean, sd, high) in CALM_SUSCEPTIBILITY.items()}
+        calm = _susceptibilities(calm_rng, CALM_SUSCEPTIBILITY) | _susceptibilities(
+            rewritten_rng, REWRITTEN_SUSCEPTIBILITY
+        )
         workers.append(
             SimWorker(
                 label=f"sim-worker-{i + 1:02d}",
@@ -123,7 +140,7 @@ def qualification_choices(worker: SimWorker, *, gold: Sequence[str], attempt: in
 
 def _follows(worker: SimWorker, condition: str, cue: Mapping[str, object]) -> float:
     """P(follow the cue): CALM's conditions by name; CoBBLEr's as before (a distractor, else bandwagon)."""
-    if condition in CALM_SUSCEPTIBILITY:
+    if condition in SUSCEPTIBILITY:
         return float(getattr(worker, condition))
     return worker.attentional if cue.get("distractor") else worker.bandwagon
 
