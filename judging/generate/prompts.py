@@ -30,7 +30,7 @@ REWRITE_PROMPTS: dict[str, tuple[str, str]] = {
     ),
 }
 # The prompt a rewrite kind uses unless the job names another version of it.
-DEFAULT_REWRITE_VERSION = {RewriteKind.SENTIMENT: "sentiment-v1"}
+DEFAULT_REWRITE_VERSION: dict[str, str] = {RewriteKind.SENTIMENT: "sentiment-v1"}
 
 
 def rewrite_versions(kind: str) -> list[str]:
