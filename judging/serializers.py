@@ -5,6 +5,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from annotations.vocabulary import RewriteKind
 from cobbler_site.foundation.api_input import BudgetField, ClosedInput
 from judging import conditions, parsers, prompts
 from judging.models import Generation, GenerationJob, Judge, JudgeJob, Judgment, PromptTemplate
@@ -186,6 +187,13 @@ class GenerationJobSerializer(serializers.ModelSerializer):
     candidate: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
         slug_field="key", read_only=True, allow_null=True
     )
+    # Blank for a generation job (an enum without "" would call that answer invalid).
+    rewrite_kind = serializers.ChoiceField(
+        choices=RewriteKind.choices,
+        allow_blank=True,
+        read_only=True,
+        help_text="A rewrite job's kind (sentiment); blank for a generation job.",
+    )
     progress = serializers.SerializerMethodField()
     batches = BatchesField()
 
@@ -217,12 +225,17 @@ class GenerationJobSerializer(serializers.ModelSerializer):
             "last_error",
             "responses_created",
             "pairs_created",
+            "rewrite_kind",
+            "rewrites_created",
+            "rewrites_rejected",
             "progress",
             "batches",
             "created_at",
             "started_at",
             "finished_at",
         )
+        # A rewrite job (sentiment) is started from the rewrites page or run_rewrites, never here.
+        read_only_fields = ("rewrites_created", "rewrites_rejected")
 
     def get_progress(self, job: GenerationJob) -> dict:
         return job.progress()
@@ -242,6 +255,8 @@ class GenerationSerializer(serializers.ModelSerializer):
             "prompt_hash",
             "raw_text",
             "response",
+            "source",
+            "rewrite",
             "cached",
             "tokens_in",
             "tokens_out",

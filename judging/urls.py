@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.urls import path
 
-from judging import views, views_generation
+from judging import views, views_generation, views_rewrites
 from judging.simulator import views as simulator_views
 
 app_name = "judging"
@@ -18,6 +18,8 @@ urlpatterns = [
         views_generation.generation_action,
         name="generation-action",
     ),
+    path("judging/rewrites/<slug:slug>/", views_rewrites.rewrites, name="rewrites"),
+    path("judging/rewrites/<slug:slug>/rewrites.csv", views_rewrites.rewrites_download, name="rewrites-csv"),
     path("judging/judges/", views.judges, name="judges"),
     path("judging/judges/new/", views.judge_edit, name="judge-new"),
     path("judging/judges/<int:judge_id>/edit/", views.judge_edit, name="judge-edit"),

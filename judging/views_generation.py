@@ -1,10 +1,12 @@
-"""Researcher pages for generation jobs: start one, watch it, pause/resume/cancel (staff only)."""
+"""Researcher pages for generation jobs (rewrite jobs too): start one, watch it, pause/resume/cancel
+(staff only). A rewrite job is started from its study's rewrites page (judging.views_rewrites)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from django.contrib import messages
+from django.db.models import QuerySet
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -16,8 +18,8 @@ from cobbler_site.foundation.htmx import HtmxHttpRequest
 from judging import estimate_forms, services
 from judging.estimates import estimate_generation_job
 from judging.generate.forms import GenerationForm
-from judging.generate.services import start_generation_job
-from judging.models import GenerationJob
+from judging.generate.services import is_finalised, start_generation_job
+from judging.models import Generation, GenerationJob
 
 
 @allow(Audience.RESEARCHER)
@@ -76,16 +78,33 @@ def generation_job(request: HtmxHttpRequest, generation_id: int) -> HttpResponse
         GenerationJob.objects.manageable_by(request.user).select_related("study", "generator", "candidate"),
         pk=generation_id,
     )
+    settled = _settled(job)
     # The rows are inside the polled fragment, so each answer's state refreshes without a reload.
-    rows = job.generations.select_related("instruction").order_by("instruction__index")[:500]
-    context = {"job": job, "progress": job.progress(), "rows": rows}
+    context = {"job": job, "progress": job.progress(), "rows": _rows(job)[:500], "settled": settled}
     if request.htmx:
         response = render(request, "judging/generation_job.html#generation-progress", context)
-        if job.is_finished and (job.candidate_id or job.status != GenerationJob.Status.COMPLETED or not job.done):
-            # 286 stops htmx polling once the candidate is written (or nothing will be).
-            return HttpResponseStopPolling(response.content)
+        if settled:
+            return HttpResponseStopPolling(response.content)  # 286 stops htmx polling
         return response
     return render(request, "judging/generation_job.html", context)
+
+
+def _settled(job: GenerationJob) -> bool:
+    """Nothing on the job page changes any more: the job is finished and, if it completed with
+    answers, they are written (a candidate's responses, or read into rewrites)."""
+    if not job.is_finished:
+        return False
+    if job.status == GenerationJob.Status.COMPLETED and job.done:
+        return is_finalised(job)
+    return True
+
+
+def _rows(job: GenerationJob) -> QuerySet[Generation]:
+    if job.is_rewrite:  # one row a rewritten response, several an instruction
+        return job.generations.select_related("instruction", "source__candidate", "rewrite").order_by(
+            "instruction__index", "source__candidate__position", "source__candidate__key"
+        )
+    return job.generations.select_related("instruction").order_by("instruction__index")
 
 
 @allow(Audience.RESEARCHER)

@@ -1,13 +1,22 @@
-"""The start form of a generation job (the UI twin of ``manage.py generate_answers``)."""
+"""The start forms of a generation job (the UI twin of ``manage.py generate_answers``) and of a
+rewrite job (``manage.py run_rewrites``)."""
 
 from __future__ import annotations
 
 from typing import Any, cast
 
 from django import forms
+from django.db.models import QuerySet
 
 from annotations.models import Study
+from annotations.vocabulary import RewriteKind
+from judging.generate import prompts
 from judging.models import GenerationJob, Judge
+
+
+def generator_models(user: Any) -> QuerySet[Judge]:
+    """The registered models ``user`` may have write answers (or rewrite them)."""
+    return Judge.objects.usable_by(user).filter(kind=Judge.Kind.OPENAI, use_as_generator=True).order_by("name")
 
 
 class GenerationForm(forms.Form):
@@ -31,6 +40,29 @@ class GenerationForm(forms.Form):
     def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         cast(forms.ModelChoiceField, self.fields["study"]).queryset = Study.objects.manageable_by(user).order_by("slug")
-        cast(forms.ModelChoiceField, self.fields["model"]).queryset = (
-            Judge.objects.usable_by(user).filter(kind=Judge.Kind.OPENAI, use_as_generator=True).order_by("name")
-        )
+        cast(forms.ModelChoiceField, self.fields["model"]).queryset = generator_models(user)
+
+
+class RewriteForm(forms.Form):
+    """A rewrite job of one study (the page's own, so no study field)."""
+
+    model = forms.ModelChoiceField(
+        queryset=Judge.objects.none(), help_text="A registered model with “use as generator” on."
+    )
+    kind = forms.ChoiceField(
+        choices=[(kind.value, f"{kind.value}: {kind.label}") for kind in RewriteKind], initial=RewriteKind.SENTIMENT
+    )
+    # Every kind's versions are offered; plan_rewrite_job refuses one of another kind (a JobError).
+    prompt_version = forms.ChoiceField(
+        required=False,
+        choices=[("", "The kind's current prompt"), *((v, v) for v in sorted(prompts.REWRITE_PROMPTS))],
+    )
+    max_tokens = forms.IntegerField(
+        required=False, min_value=1, initial=1024, help_text="Room for the whole rewrite: a cut-off one is unusable."
+    )
+    budget_usd = forms.DecimalField(required=False, min_value=0, decimal_places=4, label="Budget (USD)")
+    mode = forms.ChoiceField(choices=GenerationJob.Mode.choices, initial=GenerationJob.Mode.SYNC)
+
+    def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        cast(forms.ModelChoiceField, self.fields["model"]).queryset = generator_models(user)

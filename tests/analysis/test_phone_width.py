@@ -17,7 +17,7 @@ from django.urls import URLPattern, reverse
 
 from analysis.models import ReportRun
 from analysis.tasks import build_report_run
-from annotations.models import Assignment
+from annotations.models import Assignment, Response, ResponseRewrite
 from cobbler_site.foundation.access import Audience, audience_of
 from judging.models import GenerationJob, Judge, JudgeJob
 from tests.analysis.test_report_browser import _login
@@ -42,6 +42,7 @@ MUST_VISIT = (
     "judging:job",
     "judging:generations",
     "judging:generation",
+    "judging:rewrites",
 )
 
 
@@ -107,6 +108,9 @@ def phone_world(transactional_db, demo_study):
     generation = GenerationJob.objects.create(
         study=demo_study, generator=job.judge, candidate_key="phone-gen", status=GenerationJob.Status.RUNNING
     )
+    # A long unbroken rewrite: the rewrites page must wrap it, not widen.
+    response = Response.objects.filter(instruction__study=demo_study).first()
+    ResponseRewrite.objects.create(response=response, kind="sentiment", text="Wonderful! " + "x" * 600)
     assignment = Assignment.objects.filter(batch__study=demo_study, status=Assignment.Status.SUBMITTED).first()
     assert assignment is not None
     return {

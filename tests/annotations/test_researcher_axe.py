@@ -11,6 +11,7 @@ from django.utils import timezone
 from analysis.models import ReportRun
 from analysis.tasks import build_report_run
 from annotations import services
+from annotations.models import Response, ResponseRewrite
 from judging.models import GenerationJob, Judge, JudgeJob
 from tests.annotations.axe import IMPACTS, run_axe, serious
 from tests.annotations.conftest import build_study
@@ -50,6 +51,14 @@ def site(transactional_db, researcher) -> dict:
         status=GenerationJob.Status.COMPLETED,
         finished_at=timezone.now(),
     )
+    # A sentiment rewrite beside its (hostile) original, for the rewrites page.
+    original = Response.objects.get(instruction__study=study, instruction__index=0, candidate__key="alpha")
+    ResponseRewrite.objects.create(
+        response=original,
+        kind="sentiment",
+        text="Great news! " + original.text,
+        provenance={"model": judge.name, "prompt_version": "sentiment-v1", "job": generation.pk},
+    )
     run = ReportRun.objects.create(study=study, profile="default", created_by=researcher)
     build_report_run(run.pk)
     return {"study": study, "job": job, "judge": judge, "generation": generation, "fast": fast}
@@ -87,6 +96,7 @@ def test_every_researcher_page_has_no_serious_axe_violation(live_server, browser
         ("model form", reverse("judging:judge-new")),
         ("generation jobs", reverse("judging:generations")),
         ("generation job", reverse("judging:generation", args=[site["generation"].pk])),
+        ("rewrites", reverse("judging:rewrites", args=[study.slug])),
         ("report", reverse("analysis:report", args=[study.slug])),
     ):
         page.goto(base + url)

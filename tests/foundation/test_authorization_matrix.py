@@ -30,7 +30,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from analysis.models import ReportRun
 from analysis.report import build_report
 from annotations import services
-from annotations.models import Assignment, Participant
+from annotations.models import Assignment, Participant, Response, ResponseRewrite
 from cobbler_site.foundation.access import Audience, audience_of
 from judging.models import GenerationJob, Judge, JudgeJob
 from judging.template_services import save_template
@@ -86,6 +86,13 @@ def world(db):
     )
     generation = GenerationJob.objects.create(
         study=study, generator=judge, candidate_key="alice-gen", created_by=owner, status=GenerationJob.Status.RUNNING
+    )
+    # A sentiment rewrite, so the rewrites page and its CSV have one of alice's texts to keep from bob.
+    ResponseRewrite.objects.create(
+        response=Response.objects.filter(instruction__study=study).first(),
+        kind="sentiment",
+        text=f"{PRIVATE_SLUG}: a cheerful rewrite",
+        provenance={"model": PRIVATE_JUDGE, "prompt_version": "sentiment-v1", "job": generation.pk},
     )
     # A finished report, so the report and download routes have something to hand the owner.
     run = ReportRun.objects.create(
@@ -204,3 +211,12 @@ def test_the_study_upload_routes_are_walked_as_researcher_pages():
     audiences = {p.name: audience_of(p.callback) for _route, p in ROUTES}
     assert audiences["study_import"] == audiences["study_import_confirm"] == Audience.RESEARCHER
     assert audiences["study_import_example"] == Audience.RESEARCHER  # the example zip, walked above too
+
+
+def test_the_rewrites_routes_are_walked_as_researcher_pages():
+    """A study's rewrites page and its CSV (sentiment, issue 24) are in the matrix above, for researchers only."""
+    audiences = {route: audience_of(p.callback) for route, p in ROUTES if route.startswith("judging/rewrites/")}
+    assert audiences == {
+        "judging/rewrites/<slug:slug>/": Audience.RESEARCHER,
+        "judging/rewrites/<slug:slug>/rewrites.csv": Audience.RESEARCHER,
+    }
