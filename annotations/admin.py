@@ -14,6 +14,7 @@ from annotations.models import (
     Participant,
     QualificationItem,
     Response,
+    ResponseRewrite,
     ReviewDecision,
     Study,
     Submission,
@@ -47,6 +48,14 @@ class ResponseAdmin(admin.ModelAdmin):
     list_filter = ("candidate__study",)
     list_select_related = ("instruction__study", "candidate")
     raw_id_fields = ("instruction", "candidate")
+
+
+@admin.register(ResponseRewrite)
+class ResponseRewriteAdmin(admin.ModelAdmin):
+    list_display = ("response", "kind", "created_at")
+    list_filter = ("kind", "response__candidate__study")
+    list_select_related = ("response__instruction__study", "response__candidate")
+    raw_id_fields = ("response",)
 
 
 @admin.register(Pair)

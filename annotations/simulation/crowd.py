@@ -38,11 +38,11 @@ from annotations.simulation.behaviour import (
 from annotations.simulation.sittings import Sitting
 from annotations.vocabulary import CrowdChoice
 
-CROWD_SIZE = 96
+CROWD_SIZE = 108
 CARELESS = 4
 # A simulated worker may hold this many batches (real workers: CROWD_MAX_BATCHES_PER_WORKER,
-# default 1). 96 people (91 careful and qualified) x 3 covers the demo's 261 places (87 batches:
-# 3 ranking, 12 for each of 7 pair conditions, x overlap 3) with room to spare; careless
+# default 1). 108 people (about 103 careful and qualified) x 3 covers the demo's 297 places (99
+# batches: 3 ranking, 12 for each of 8 pair conditions, x overlap 3) with room to spare; careless
 # workers stop after one batch, like drive-by participants.
 BATCHES_PER_WORKER = 3
 

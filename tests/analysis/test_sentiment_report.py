@@ -1,5 +1,6 @@
-"""Sentiment in the report (issue 24): the demo's answers rewritten by a registered model, a judge
-with an injected sentiment bias measured within its interval, one without it given no claim."""
+"""Sentiment in the report (issue 24): the demo's answers rewritten by a registered model in a
+rewrite job, a judge with an injected sentiment bias measured within its interval, one without it
+given no claim, both beside the demo's people, who answered the sentiment condition too."""
 
 from __future__ import annotations
 
@@ -47,6 +48,11 @@ def test_an_injected_sentiment_bias_is_measured_within_its_interval(demo_study):
     knob = 0.3
     server = SimulatorServer(max_concurrency=64).start_in_thread()
     try:
+        # The demo seeds its own rewrites (seed_demo); a real study's come from a rewrite job, which
+        # is what this test runs: the crowd tasks keep the text their cues stored.
+        seeded = ResponseRewrite.objects.filter(response__instruction__study=demo_study)
+        assert seeded.count() == 60
+        seeded.delete()
         writer = _model(server, "cheerful-writer", "seed=9")
         _rewrite(start_rewrite_job(study=demo_study, generator=writer, kind=RewriteKind.SENTIMENT))
         rewritten = ResponseRewrite.objects.filter(response__instruction__study=demo_study).count()
@@ -70,4 +76,5 @@ def test_an_injected_sentiment_bias_is_measured_within_its_interval(demo_study):
     assert even["effect"]["claim"] == "no_evidence"
     # The order run shows each pair in both arrangements: every cued verdict has its reference.
     assert tone["robustness"]["unmatched"] == 0 and tone["robustness"]["rate"] < even["robustness"]["rate"]
-    assert ("humans", "sentiment") not in rows and tone["vs_humans"] is None  # the demo's people saw no rewrites
+    # The demo's people answered the sentiment condition: the judge stands beside them.
+    assert ("humans", "sentiment") in rows and tone["vs_humans"] is not None and even["vs_humans"] is not None

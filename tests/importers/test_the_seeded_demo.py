@@ -1,6 +1,6 @@
 """The demo as ``seed_demo`` leaves it (DEBUG on, as under ``make run``), seeded once for the module.
 
-Seeding (the study, 96 simulated workers through the real worker services, the judge jobs and
+Seeding (the study, 108 simulated workers through the real worker services, the judge jobs and
 the first report) takes some ten seconds; each check used to seed it again. The module fixture
 commits one seeded demo and removes it afterwards, leaving every table as it found it. Each
 test still runs in its own transaction, so one that seeds again or deletes changes nothing for
@@ -69,19 +69,21 @@ def test_the_demo_is_ready_to_explore_crowd_batches_judges_and_jobs(demo):
     }
     jobs = {job.judge.name: job for job in JudgeJob.objects.filter(study=study).select_related("judge")}
     assert set(jobs) == {"simulated-judge", "longer"}
-    # 120 pairs x 2 presentations per condition: order, bandwagon, attentional, CALM's four and cot.
-    assert jobs["simulated-judge"].total == 120 * 2 * 8
+    # 120 pairs x 2 presentations per condition: order, bandwagon, attentional, CALM's five and cot.
+    assert jobs["simulated-judge"].total == 120 * 2 * 9
     assert jobs["simulated-judge"].conditions == [*PAIR_CONDITIONS, "cot"]
     assert jobs["longer"].total == 120 * 2
-    assert Judgment.objects.filter(job__study=study).count() == 120 * 2 * 9
+    assert Judgment.objects.filter(job__study=study).count() == 120 * 2 * 10
     assert "queued judge job" in output
     assert "queued judge job" not in _seed()  # a second run queues nothing new
     assert JudgeJob.objects.filter(study=study).count() == 2
 
 
-CARELESS_LABELS = {"sim-worker-93", "sim-worker-94", "sim-worker-95", "sim-worker-96"}
+CARELESS_LABELS = {"sim-worker-105", "sim-worker-106", "sim-worker-107", "sim-worker-108"}
 # The demo's pair conditions, the crowd's and the simulated judge's alike.
-PAIR_CONDITIONS = ("order", "bandwagon", "attentional", "authority", "verbosity", "refinement", "identity")
+PAIR_CONDITIONS = (
+    "order", "bandwagon", "attentional", "authority", "verbosity", "refinement", "identity", "sentiment",
+)  # fmt: skip
 
 
 def _answers_by_worker(study: Study) -> list[tuple]:
@@ -115,11 +117,11 @@ def _answers_by_worker(study: Study) -> list[tuple]:
 def test_every_demo_batch_gets_its_overlap_of_simulated_workers(demo):
     output = demo
     study = Study.objects.get(slug="demo")
-    # 87 batches (3 ranking, 12 for each of 7 pair conditions) x overlap 3.
-    assert "simulated crowd: 96 workers (95 qualified), 261 batches answered" in output
+    # 99 batches (3 ranking, 12 for each of 8 pair conditions) x overlap 3.
+    assert "simulated crowd: 108 workers (107 qualified), 297 batches answered" in output
     participants = Participant.objects.filter(study=study)
-    assert participants.count() == participants.filter(simulated=True, platform="code").count() == 96
-    assert set(participants.values_list("label", flat=True)) == {f"sim-worker-{i:02d}" for i in range(1, 97)}
+    assert participants.count() == participants.filter(simulated=True, platform="code").count() == 108
+    assert set(participants.values_list("label", flat=True)) == {f"sim-worker-{i:02d}" for i in range(1, 109)}
     for batch in Batch.objects.filter(study=study):
         work = batch.assignments.filter(status=Assignment.Status.SUBMITTED)
         assert work.count() == study.overlap, batch
@@ -135,7 +137,7 @@ def test_every_demo_batch_gets_its_overlap_of_simulated_workers(demo):
     assert (
         Submission.objects.filter(assignment__batch__study=study).values("idempotency_key").distinct().count()
         == Submission.objects.filter(assignment__batch__study=study).count()
-        == 3 * 4 * 3 + 84 * 10 * 3  # ranking: 3 batches of 4; pairs: 84 batches of 5 pairs shown twice
+        == 3 * 4 * 3 + 96 * 10 * 3  # ranking: 3 batches of 4; pairs: 96 batches of 5 pairs shown twice
     )
 
 
@@ -196,7 +198,7 @@ def test_the_crowd_is_seeded_and_a_second_run_adds_nothing(demo):
     study = Study.objects.get(slug="demo")
     first = _answers_by_worker(study)
     before = table_counts()
-    assert "every batch already has its raters (96 simulated workers); nothing added" in _seed("--no-jobs")
+    assert "every batch already has its raters (108 simulated workers); nothing added" in _seed("--no-jobs")
     assert table_counts() == before
     Study.objects.filter(slug="demo").delete()
     _seed("--no-jobs")

@@ -18,25 +18,40 @@ from django.core.management.base import BaseCommand
 from analysis.data_version import data_version
 from analysis.models import ReportRun
 from analysis.services import execute_report_run
-from annotations.biases import CALM
+from annotations.biases import CALM, REWRITTEN
 from annotations.importers.demo import seed_demo_study
-from annotations.models import Batch, Condition, Pair, Study
+from annotations.models import Batch, Condition, Pair, Response, ResponseRewrite, Study
 from annotations.services.design import generate_batches
 from annotations.simulation.crowd import simulate_crowd
+from annotations.vocabulary import RewriteKind
+from judging.generate.prompts import DEFAULT_REWRITE_VERSION, hash_of, rewrite_messages
+from judging.generate.rewrite_output import read_rewrite
 from judging.models import JudgeJob
 from judging.services import ensure_demo_judges, point_demo_judge_at, start_judge_job
+from judging.simulator.behaviour import Knobs, rewrite_text
 from judging.vocabulary import Baseline
 
 DEMO_USER = "researcher"
 DEMO_SEED = 2024
 DEMO_PROFILE = "default"
-# The crowd side of the demo: every condition the worker pages support, CALM's four included, so
-# the report's battery table has people beside the judge for every new bias.
-DEMO_CONDITIONS = (Condition.RANKING, Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL, *CALM)
+# The crowd side of the demo: every condition the worker pages support, CALM's included, so the
+# report's battery table has people beside the judge for every new bias (sentiment on the demo's
+# own rewrites, _ensure_rewrites).
+DEMO_CONDITIONS = (
+    Condition.RANKING,
+    Condition.ORDER,
+    Condition.BANDWAGON,
+    Condition.ATTENTIONAL,
+    *CALM,
+    *REWRITTEN,
+)
 # The judge side: the simulated judge on the paper's bias runs, CALM's and the cot run (the order
 # run's pairs judged after thinking step by step), and the length-only null.
 DEMO_JOBS: tuple[tuple[str, list[str]], ...] = (
-    ("simulated-judge", [Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL, *CALM, Condition.COT]),
+    (
+        "simulated-judge",
+        [Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL, *CALM, *REWRITTEN, Condition.COT],
+    ),
     (Baseline.LONGER, [Condition.ORDER]),
 )
 
@@ -73,6 +88,7 @@ class Command(BaseCommand):
             f"{study.candidates.count()} systems, "
             f"{Pair.objects.filter(instruction__study=study).count()} pairs"
         )
+        self._ensure_rewrites(study)
         self._ensure_batches(study)
         if not no_crowd:
             self.stdout.write(simulate_crowd(study=study, seed=DEMO_SEED).describe())
@@ -84,6 +100,34 @@ class Command(BaseCommand):
             self._ensure_local_researcher()
         if not no_report:
             self._ensure_report(study)
+
+    def _ensure_rewrites(self, study: Study) -> None:
+        """The demo's sentiment rewrites, made here without a call like the demo's answers: what the
+        simulator answers a rewrite job's sentiment-v1 prompt (the same answer between a cheerful
+        opening and closing paragraph), read as a rewrite job reads it. A real study gets its
+        rewrites from ``run_rewrites``; the provenance says which this is."""
+        version = DEFAULT_REWRITE_VERSION[RewriteKind.SENTIMENT]
+        paired = Pair.objects.filter(instruction__study=study)
+        ids = set(paired.values_list("response_a_id", flat=True)) | set(paired.values_list("response_b_id", flat=True))
+        missing = Response.objects.filter(pk__in=ids).exclude(rewrites__kind=RewriteKind.SENTIMENT)
+        had = len(ids) - missing.count()
+        made = []
+        for response in missing.select_related("instruction").order_by("pk"):
+            messages = rewrite_messages(response.instruction.text, response.text, version=version)
+            read = read_rewrite(rewrite_text(Knobs(seed=DEMO_SEED), messages) or "", response.text)
+            if read.problem:
+                continue
+            provenance = {
+                "model": "the simulator's rewrite, made by seed_demo without a call (demo content)",
+                "prompt_version": version,
+                "prompt_hash": hash_of(messages),
+                "messages": messages,
+            }
+            made.append(
+                ResponseRewrite(response=response, kind=RewriteKind.SENTIMENT, text=read.text, provenance=provenance)
+            )
+        ResponseRewrite.objects.bulk_create(made)
+        self.stdout.write(f"sentiment rewrites: {len(made)} made, {had} already there")
 
     def _ensure_batches(self, study: Study) -> None:
         for condition in DEMO_CONDITIONS:
