@@ -205,10 +205,10 @@ def _twin_tasks(
             Task(arrangement=forward, cue={"order": "first"}, **common),
             Task(arrangement=backward, cue={"order": "last"}, **common),
         ]
-    shown = {"A": first, "B": second}
+    shown = {CrowdChoice.A: first, CrowdChoice.B: second}
     cues = [
         crowd_cue(condition, slot, rng, percent, rewrite=rewrites[shown[slot].pk] if rewrites is not None else None)
-        for slot in "AB"
+        for slot in shown
     ]
     return [Task(arrangement=forward, cue=cue, **common) for cue in cues]
 

@@ -18,6 +18,7 @@ from django.urls import URLPattern, reverse
 from analysis.models import ReportRun
 from analysis.tasks import build_report_run
 from annotations.models import Assignment, Response, ResponseRewrite
+from annotations.vocabulary import RewriteKind
 from cobbler_site.foundation.access import Audience, audience_of
 from judging.models import GenerationJob, Judge, JudgeJob
 from tests.analysis.test_report_browser import _login
@@ -110,7 +111,9 @@ def phone_world(transactional_db, demo_study):
     )
     # A long unbroken rewrite: the rewrites page must wrap it, not widen.
     response = Response.objects.filter(instruction__study=demo_study).first()
-    ResponseRewrite.objects.create(response=response, kind="sentiment", text="Wonderful! " + "x" * 600)
+    ResponseRewrite.objects.update_or_create(
+        response=response, kind=RewriteKind.SENTIMENT, defaults={"text": "Wonderful! " + "x" * 600}
+    )
     assignment = Assignment.objects.filter(batch__study=demo_study, status=Assignment.Status.SUBMITTED).first()
     assert assignment is not None
     return {
