@@ -98,7 +98,9 @@ TAU_HUMAN = 1.2  # median rater tau (log-sd 0.4): people are about as noisy as t
 TIES = 0.05
 ORDER, BANDWAGON, ATTENTIONAL = "order", "bandwagon", "attentional"
 # CALM's cue biases of the battery (annotations.biases): the bandwagon design, their own cue.
-CALM_CUES = ("authority", "verbosity", "refinement", "identity")
+# Sentiment's cue is a model's rewrite of the cued answer; here every answer has one and the
+# rewrite keeps the content exactly (only the tone moves), so its rows measure the tone alone.
+CALM_CUES = ("authority", "verbosity", "refinement", "identity", "sentiment")
 COBBLER_CUES = (BANDWAGON, ATTENTIONAL)
 ALL_CUES = (*COBBLER_CUES, *CALM_CUES)
 TESTED = ("position_preference", *ALL_CUES, "egocentric", "salience_longer")
@@ -195,7 +197,8 @@ PANELS = (
         power=True,
     ),
     # The bias battery: every cue bias run beside the order run, so a judge's claim family holds
-    # nine rows (position, six cues, and the reference rows). No bias, then each CALM cue injected.
+    # ten rows (position, seven cues, egocentric, salience) and the reference rows. No bias, then
+    # each CALM cue injected.
     Panel(
         "battery-null",
         StudySpec(cues=ALL_CUES),
