@@ -17,7 +17,8 @@ from django.conf import settings
 from django.core import signing
 from django.core.exceptions import ValidationError
 
-from annotations.vocabulary import CrowdChoice
+from annotations.biases import cot
+from annotations.vocabulary import Condition, CrowdChoice
 from cobbler_site.foundation.text_safety import refuse_unsafe_text
 
 BAR = "bar"  # the posted value of the "acceptable above this line" bar
@@ -118,17 +119,39 @@ def parse_choice(raw: str, *, slots: tuple[int, int], allow_tie: bool = False) -
     return Answer(display_order=list(slots), choice=raw, chosen_response_id=chosen)
 
 
-def parse_rationale(raw: str | None, *, mode: str) -> str:
-    """The worker's reason for one answer, as the study asks for it (Study.rationale).
+@dataclass(frozen=True)
+class RationaleRule:
+    """What a task asks of the worker's reason: the study's setting, or cot's reasoning."""
+
+    mode: str  # a RationaleMode value: "off", "optional", "required"
+    min_chars: int = 0  # of a required reason, after trimming
+    step_by_step: bool = False  # cot: the reasoning comes first and the page says how
+
+
+def rationale_rule(*, study_mode: str, condition: str) -> RationaleRule:
+    """The rule of one task: ``Study.rationale``, except on a cot task, whose written reasoning
+    is the condition itself and so is required whatever the study says (annotations.biases.cot)."""
+    if condition == Condition.COT:
+        return RationaleRule(mode="required", min_chars=cot.MIN_REASONING_CHARS, step_by_step=True)
+    return RationaleRule(mode=study_mode)
+
+
+def parse_rationale(raw: str | None, *, mode: str, min_chars: int = 0) -> str:
+    """The worker's reason for one answer, as the task asks for it (``rationale_rule``).
 
     ``mode`` is a RationaleMode value: "off" ignores whatever was posted, "optional"
-    keeps it, "required" refuses a blank one. Longer than RATIONALE_MAX_CHARS is refused
-    in every mode that stores it.
+    keeps it, "required" refuses a blank one, or one shorter than ``min_chars``. Longer than
+    RATIONALE_MAX_CHARS is refused in every mode that stores it.
     """
     if mode == "off":
         return ""
     text = (raw or "").strip()
     refuse_unsafe_text(text)  # a NUL is a 500 on PostgreSQL otherwise (cobbler_site.foundation.text_safety)
+    if mode == "required" and min_chars and len(text) < min_chars:
+        raise ValidationError(
+            f"Write your reasoning step by step before you choose: at least {min_chars} characters "
+            f"(you wrote {len(text)})."
+        )
     if mode == "required" and not text:
         raise ValidationError("Write a short reason for your answer in the box below.")
     if len(text) > RATIONALE_MAX_CHARS:

@@ -14,6 +14,14 @@ quality. The frames go through ``cot_rows``, the report's own code.
   about 10 and 20 points. The truth of each
   outcome is its expected cot-minus-without difference from the per-call probabilities.
 
+People (``human_cot_row``): the crowd order and cot runs on the same pairs, each instruction's
+batch answered by 3 raters drawn per run from the main harness's pool (``n_raters``: 30 at 120
+pairs, 35 at 750), so one rater answers several instructions of both runs and links them; each
+rater has their own tau and a slot habit N(0, 0.3) on the probit scale kept across instructions
+(the ``h-rater-pull`` panel's people), 5% ties. Null: writing the reasoning changes nothing.
+Injected: a first-slot pull in the order run (mixture weight 0.25 or 0.45) that the reasoning
+removes. The truth is the expected cot-minus-without difference for a rater drawn from the pool.
+
 Targets as the main harness: family-wise false claims (either outcome) <= 5%, Monte-Carlo upper
 bound <= 7%; coverage 93-97%; power reported (``TARGETS``). Writes
 ``benchmarks/results/validity-cot.json`` and prints the table.
@@ -29,6 +37,7 @@ from dataclasses import asdict, replace
 
 import numpy as np
 import pandas as pd
+from scipy.special import ndtr
 
 from benchmarks.validity import (
     ORDER,
@@ -36,17 +45,22 @@ from benchmarks.validity import (
     TARGETS,
     TAU_JUDGE,
     TAU_SD,
+    TIES,
     JudgeSpec,
     StudySpec,
     _commit,
     _setup_django,
     arrangement,
+    human_tau,
     make_study,
+    n_raters,
     p_first,
     wilson_bounds,
 )
 
 COT = "cot"
+HUMAN_SLOT_SD = 0.3  # the h-rater-pull panel's rater habit
+PEOPLE = ("people-null", 0.0), ("people-gains-10", 0.25), ("people-gains-20", 0.45)
 NULL_JUDGES = (
     JudgeSpec("a-realistic"),
     JudgeSpec("d-near-random", tau_scale=10.0),
@@ -116,16 +130,83 @@ def replicate(size: int, r: int, spec: JudgeSpec) -> dict:
     gold = pd.DataFrame({"pair": pairs["pair"], "gold_is_a": gold_is_a})
     (row,) = cot_rows(pd.concat([order, cot], ignore_index=True), gold)
     before, after = _expected(order_probs, gold_is_a, spec.invalid), _expected(cot_probs, gold_is_a, spec.invalid)
+    return _scored(row, {o: after[o] - before[o] if spec.bias else 0.0 for o in OUTCOMES})
+
+
+def _scored(row: dict, truth: dict[str, float]) -> dict:
+    """Per outcome of a cot row: its claim and effect, the truth, and whether the interval covers it."""
     out = {}
     for outcome in OUTCOMES:
-        res = row[outcome]
-        truth = after[outcome] - before[outcome] if spec.bias else 0.0
-        ci = res["ci95"]
+        res, ci = row[outcome], row[outcome]["ci95"]
         out[outcome] = {
-            "claim": res["claim"], "effect": res["effect"], "truth": truth,
-            "covered": ci is not None and ci[0] <= truth <= ci[1],
+            "claim": res["claim"], "effect": res["effect"], "truth": truth[outcome],
+            "covered": ci is not None and ci[0] <= truth[outcome] <= ci[1],
         }  # fmt: skip
     return out
+
+
+def _people_run(rng, pairs, forward_ab, taus, habits, pull: float, condition: str, n_instr: int) -> pd.DataFrame:
+    """One crowd run (human_pairwise_frame columns): per instruction a batch of the 15 pairs'
+    twins (the positions swapped), answered by 3 raters drawn from the pool."""
+    per = len(pairs) // n_instr
+    raters = np.argsort(rng.random((n_instr, taus.size)), axis=1)[:, :3]
+    i, j, p, t = (g.ravel() for g in np.meshgrid(*(np.arange(n) for n in (n_instr, 3, per, 2)), indexing="ij"))
+    row, rater = i * per + p, raters[i, j]
+    ab = forward_ab[row] ^ (t == 1)
+    qa, qb = pairs["qa"].to_numpy()[row], pairs["qb"].to_numpy()[row]
+    slot_a = pull + (1 - pull) * ndtr(np.where(ab, qa - qb, qb - qa) / taus[rater] + habits[rater])
+    u = rng.random(row.size)
+    choice = np.where(u < TIES, "T", np.where(u < TIES + (1 - TIES) * slot_a, "A", "B"))
+    return pd.DataFrame(
+        {
+            "rater": rater, "rater_label": np.char.add("r", rater.astype(str)),
+            "batch": (condition == COT) * n_instr + i, "instruction": i, "condition": condition,
+            "pair_index": p, "position": 2 * p + t, "pair": pairs["pair"].to_numpy()[row],
+            "resp_a": pairs["resp_a"].to_numpy()[row], "resp_b": pairs["resp_b"].to_numpy()[row],
+            "arrangement": np.where(ab, "ab", "ba"), "cue_slot": None, "choice": choice,
+        }
+    )  # fmt: skip
+
+
+def _people_expected(pairs, forward_ab, taus, habits, pull: float, gold_is_a) -> dict[str, float]:
+    """Consistency and JudgeBench accuracy of one run for a rater drawn from the pool, mean over pairs."""
+    qa, qb = pairs["qa"].to_numpy()[:, None], pairs["qb"].to_numpy()[:, None]
+    chose_a = []
+    for twin in (0, 1):
+        ab = (forward_ab ^ (twin == 1))[:, None]
+        slot_a = pull + (1 - pull) * ndtr(np.where(ab, qa - qb, qb - qa) / taus[None, :] + habits[None, :])
+        chose_a.append((1 - TIES) * np.where(ab, slot_a, 1 - slot_a))  # P(response a), (pairs, raters)
+    a1, a2 = chose_a
+    b1, b2 = (1 - TIES) - a1, (1 - TIES) - a2
+    consistent = a1 * a2 + b1 * b2 + TIES * TIES
+    g1, g2 = (np.where(gold_is_a[:, None], a, b) for a, b in ((a1, b1), (a2, b2)))
+    correct = g1 * g2 + TIES * (g1 + g2)  # both right, or one right and one tie
+    return {"consistency": float(consistent.mean()), "gold_accuracy": float(correct.mean())}
+
+
+def people_replicate(size: int, r: int, name: str, pull: float) -> dict:
+    """One simulated crowd study with an order and a cot run, through ``human_cot_row``."""
+    from analysis.metrics.cot import human_cot_row
+
+    rng = np.random.default_rng([SEED, zlib.crc32(f"cot:{name}".encode()), size, r])
+    study = make_study(rng, size, StudySpec())
+    pairs = study.pairs
+    pool = n_raters(study.n_instr)
+    taus, habits = human_tau(rng, pool), rng.normal(0.0, HUMAN_SLOT_SD, pool)
+    forward_ab = rng.random(len(pairs)) < 0.5  # the cot run draws the order run's arrangements
+    answers = pd.concat(
+        [
+            _people_run(rng, pairs, forward_ab, taus, habits, pull, ORDER, study.n_instr),
+            _people_run(rng, pairs, forward_ab, taus, habits, 0.0, COT, study.n_instr),
+        ],
+        ignore_index=True,
+    )
+    gold_is_a = (pairs["qa"] > pairs["qb"]).to_numpy()
+    row = human_cot_row(answers, pd.DataFrame({"pair": pairs["pair"], "gold_is_a": gold_is_a}))
+    assert row is not None
+    before = _people_expected(pairs, forward_ab, taus, habits, pull, gold_is_a)
+    after = _people_expected(pairs, forward_ab, taus, habits, 0.0, gold_is_a)
+    return _scored(row, {o: after[o] - before[o] for o in OUTCOMES})
 
 
 def _rate(k: int, n: int) -> dict:
@@ -136,10 +217,25 @@ def _rate(k: int, n: int) -> dict:
 def run(sizes: list[int], null_reps: int, power_reps: int) -> list[dict]:
     entries = []
     for size in sizes:
-        for spec, reps in [*((s, null_reps) for s in NULL_JUDGES), *((s, power_reps) for s in INJECTED)]:
-            results = [replicate(size, r, spec) for r in range(reps)]
-            entry: dict = {"size": size, "judge": spec.name, "spec": asdict(spec), "replicates": reps}
-            if spec.bias:
+        judges = [
+            (s.name, s.bias, asdict(s), null_reps if not s.bias else power_reps) for s in (*NULL_JUDGES, *INJECTED)
+        ]
+        people = [
+            (
+                name,
+                "position" if pull else "",
+                {"people": True, "order_pull": pull},
+                null_reps if not pull else power_reps,
+            )
+            for name, pull in PEOPLE
+        ]
+        for name, bias, spec, reps in (*judges, *people):
+            if spec.get("people"):
+                results = [people_replicate(size, r, name, spec["order_pull"]) for r in range(reps)]
+            else:
+                results = [replicate(size, r, JudgeSpec(**spec)) for r in range(reps)]
+            entry: dict = {"size": size, "judge": name, "spec": spec, "replicates": reps}
+            if bias:
                 entry["power"] = {o: _rate(sum(x[o]["claim"] == "higher" for x in results), reps) for o in OUTCOMES}
                 entry["wrong_direction"] = sum(x[o]["claim"] == "lower" for x in results for o in OUTCOMES)
             else:

@@ -75,6 +75,7 @@ COLUMN_WORDS = {
     "metric": "Metric",
     "min_annotators": "Minimum annotators",
     "min_items": "Minimum items",
+    "minus_humans": "Judge minus humans",
     "mirror": "Mirror",
     "mle_exists": "MLE exists",
     "n": "n",

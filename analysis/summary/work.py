@@ -155,8 +155,10 @@ _NO_CUES = {
     "link": "jobs",
 }
 _NO_COT = {
-    "reason": "No judge has both a cot run (judged after thinking step by step) and an order run on the same pairs",
-    "action": "launch a judge job with the conditions order,cot (run_judges --conditions order,cot)",
+    "reason": "No judge has both a cot run (judged after thinking step by step) and an order run on the same pairs, "
+    "and people have not answered both the order and the cot crowd conditions",
+    "action": "launch a judge job with the conditions order,cot (run_judges --conditions order,cot), or generate "
+    "crowd batches of order and cot with the same seed",
     "link": "jobs",
 }
 _NO_GOLD = {

@@ -28,7 +28,8 @@ def submit_task(
 
     The study decides what an answer may hold: "T" (no preference) only with
     ``allow_ties``, a ``rationale`` as ``Study.rationale`` asks (required: not blank; at
-    most answers.RATIONALE_MAX_CHARS). A ranking posted in the order shown is stored with
+    most answers.RATIONALE_MAX_CHARS), or on a cot task the required step-by-step reasoning
+    (``answers.rationale_rule``). A ranking posted in the order shown is stored with
     ``untouched=True``. The worker page says whether the worker placed (or confirmed) the
     "acceptable" bar (``bar_placed``, answers.parse_ranking); None does not ask. Idempotent
     (see Assignment.record_answer). Raises ValidationError for a malformed or expired answer
@@ -44,7 +45,8 @@ def submit_task(
         )
     else:
         answer = answers.parse_choice(choice, slots=task.slot_response_ids(), allow_tie=study.allow_ties)
-    answer = replace(answer, rationale=answers.parse_rationale(rationale, mode=study.rationale))
+    rule = answers.rationale_rule(study_mode=study.rationale, condition=task.condition)
+    answer = replace(answer, rationale=answers.parse_rationale(rationale, mode=rule.mode, min_chars=rule.min_chars))
     key = answers.idempotency_key(assignment_id=assignment.pk, task_id=task.pk, nonce=nonce)
     submission, stored = assignment.record_answer(
         task=task,

@@ -27,9 +27,12 @@ from annotations.services.rounds import Round, plan_round
 from annotations.vocabulary import CrowdChoice
 from cobbler_site.foundation import text_safety
 
-# Swapped positions (order, plain) and every cue bias the registry gives a crowd variant
+# The conditions whose twins swap the answers' positions: order, plain, and cot (the order design
+# with a written step-by-step reasoning before the choice, annotations.biases.cot).
+SWAPPED = (Condition.ORDER, Condition.PLAIN, Condition.COT)
+# Swapped positions and every cue bias the registry gives a crowd variant
 # (annotations.biases: CoBBLEr's bandwagon and attentional, CALM's four and sentiment).
-PAIRWISE_CONDITIONS = (Condition.ORDER, Condition.PLAIN, *CROWD_CUED)
+PAIRWISE_CONDITIONS = (Condition.ORDER, Condition.PLAIN, *CROWD_CUED, Condition.COT)
 COBBLER_CONDITIONS = (Condition.ORDER, Condition.BANDWAGON, Condition.ATTENTIONAL)
 COBBLER_SEED = 42
 COBBLER_LETTERS = string.ascii_uppercase[:15]  # System A .. System O
@@ -186,7 +189,7 @@ def _twin_tasks(
     rng: random.Random,
     rewrites: Mapping[int, Rewritten] | None = None,
 ) -> list[Task]:
-    """The two tasks of one pair: swapped positions (order, plain) or the cue on each side.
+    """The two tasks of one pair: swapped positions (order, plain, cot) or the cue on each side.
 
     Both cued tasks show ``first`` in slot A, so a rewritten condition's cue on A carries
     ``first``'s rewrite and the cue on B ``second``'s (``rewrites``: response id -> rewrite).
@@ -200,7 +203,7 @@ def _twin_tasks(
         "pair": pair,
         "pair_index": pair_index,
     }
-    if condition in (Condition.ORDER, Condition.PLAIN):
+    if condition in SWAPPED:
         return [
             Task(arrangement=forward, cue={"order": "first"}, **common),
             Task(arrangement=backward, cue={"order": "last"}, **common),
@@ -305,10 +308,11 @@ def generate_batches(
     """A fresh, seeded, counterbalanced design: one batch per instruction for pair conditions.
 
     Pairwise: ``pairs_per_batch`` pairs drawn per instruction; each appears twice, with the
-    positions swapped (order, plain) or the cue on each side (every crowd cue bias: bandwagon,
+    positions swapped (order, plain, cot) or the cue on each side (every crowd cue bias: bandwagon,
     attentional, authority, verbosity, refinement, identity, sentiment; ``crowd_cue``); which
     candidate sits in slot A first is balanced half/half over the batch; the 2n tasks are
-    shuffled so twins are not adjacent. Sentiment shows a model's stored rewrite
+    shuffled so twins are not adjacent. cot draws from the order run's stream (``_draw_stream``):
+    the same seed gives it the order design's pairs and arrangements. Sentiment shows a model's stored rewrite
     (``ResponseRewrite``): its pairs are drawn from those whose two answers both have one, an
     instruction without such a pair gets no batch, and a study without any is refused
     (``missing_rewrites_message``). With ``study.attention_check_rate`` / ``gold_rate``
@@ -343,7 +347,7 @@ def generate_batches(
     for instruction, all_pairs in pairs_of.items():
         if not showable[instruction]:
             continue  # no pair of this instruction has both answers rewritten
-        rng = random.Random(f"{seed}:{condition}:{instruction.index}")
+        rng = random.Random(f"{seed}:{_draw_stream(condition)}:{instruction.index}")
         # A seeded condition draws from every pair, as it did before rewritten conditions existed.
         drawn = rng.sample(showable[instruction], min(pairs_per_batch, len(showable[instruction])))
         flips = [i % 2 == 1 for i in range(len(drawn))]
@@ -385,6 +389,15 @@ def generate_batches(
     return batches
 
 
+def _draw_stream(condition: str) -> str:
+    """The name of the seeded stream a condition draws its pairs and first arrangements from.
+
+    cot draws the order run's: with the same seed its batches hold the order design's pairs, each
+    first shown the same way, so the two runs compare pair by pair (analysis.metrics.cot).
+    """
+    return Condition.ORDER if condition == Condition.COT else condition
+
+
 def _pairs_of(instruction: Instruction) -> list[tuple[Response, Response]]:
     """Every pair of the instruction's responses, in the study's candidate order."""
     responses = sorted(_responses_by_key(instruction).values(), key=lambda r: (r.candidate.position, r.candidate.key))
@@ -404,7 +417,7 @@ def _check_cue(condition: str, percent: int) -> checks.CueMaker:
     """
 
     def cue(rng: random.Random) -> dict:
-        if condition in (Condition.ORDER, Condition.PLAIN):
+        if condition in SWAPPED:
             return {"order": "first"}
         return crowd_cue(condition, rng.choice("AB"), rng, percent)
 

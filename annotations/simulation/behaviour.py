@@ -20,6 +20,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from annotations.biases import cot
 from annotations.vocabulary import Condition, CrowdChoice
 
 # The demo's five systems (annotations.importers.demo): correct and complete, correct and short,
@@ -163,13 +164,23 @@ def choose_pair(
     if worker.careless == "random":
         return rng.choice("AB")
     cue_slot = cue.get("cue_slot")
-    if rng.random() < worker.first_slot:
+    # cot: the reasoning written first (annotations.biases.cot) weakens the habit and sharpens the read.
+    focus = cot.SIMULATED_FOCUS if condition == Condition.COT else 0.0
+    if rng.random() < worker.first_slot * (1 - focus):
         return CrowdChoice.A
     if cue_slot in (CrowdChoice.A, CrowdChoice.B) and rng.random() < _follows(worker, condition, cue):
         return str(cue_slot)
     # Thurstone-like: a larger quality gap decides more reliably, a sensitive worker more so.
-    p_a = 1.0 / (1.0 + math.exp(-2.5 * worker.sensitivity * (quality_a - quality_b)))
+    p_a = 1.0 / (1.0 + math.exp(-2.5 * worker.sensitivity * (1 + focus) * (quality_a - quality_b)))
     return CrowdChoice.A if rng.random() < p_a else CrowdChoice.B
+
+
+def reasoning(*, quality_a: float, quality_b: float, rng: random.Random) -> str:
+    """A simulated worker's written reasoning on a cot task: long enough to pass, naming the
+    better-looking answer (no draw of ``choose_pair``'s stream: ``rng`` is the caller's own)."""
+    better, worse = ("System A", "System B") if quality_a >= quality_b else ("System B", "System A")
+    detail = rng.choice(("follows the reference more closely", "answers the question asked", "makes fewer mistakes"))
+    return f"Step by step: {better} {detail}; {worse} leaves out part of what the instruction asks for."
 
 
 def rank_answers(

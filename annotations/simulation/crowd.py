@@ -34,15 +34,16 @@ from annotations.simulation.behaviour import (
     make_crowd,
     qualification_choices,
     rank_answers,
+    reasoning,
 )
 from annotations.simulation.sittings import Sitting
-from annotations.vocabulary import CrowdChoice
+from annotations.vocabulary import Condition, CrowdChoice
 
-CROWD_SIZE = 108
+CROWD_SIZE = 120
 CARELESS = 4
 # A simulated worker may hold this many batches (real workers: CROWD_MAX_BATCHES_PER_WORKER,
-# default 1). 108 people (about 103 careful and qualified) x 3 covers the demo's 297 places (99
-# batches: 3 ranking, 12 for each of 8 pair conditions, x overlap 3) with room to spare; careless
+# default 1). 120 people (115 careful and qualified) x 3 covers the demo's 333 places (111
+# batches: 3 ranking, 12 for each of 9 pair conditions, x overlap 3) with room to spare; careless
 # workers stop after one batch, like drive-by participants.
 BATCHES_PER_WORKER = 3
 
@@ -181,6 +182,7 @@ def _sit(participant: Participant, worker: SimWorker, seed: int, content: _Conte
     assert assignment is not None  # a task step carries its assignment
     sitting = Sitting(worker=worker, assignment=assignment)
     rng = random.Random(f"{seed}:{worker.label}:{assignment.batch.condition}:{assignment.batch.index}")
+    reasons = random.Random(f"{seed}:{worker.label}:reasons:{assignment.batch.index}")  # its own stream
     while task is not None:
         if task.pair_id:  # the services read task.pair: one query for all pairs, not one per task
             task.pair = content.pairs[task.pair_id]
@@ -188,7 +190,13 @@ def _sit(participant: Participant, worker: SimWorker, seed: int, content: _Conte
         token = answers.issue_token(assignment_id=assignment.pk, task_id=task.pk)
         values, choice = _answer(worker, assignment, task, content.quality, rng)
         stored = services.submit_task(
-            assignment=assignment, task=task, values=values, choice=choice, token=token, client_ms=None
+            assignment=assignment,
+            task=task,
+            values=values,
+            choice=choice,
+            token=token,
+            client_ms=None,
+            rationale=_rationale(task, content.quality, reasons),
         )
         sitting.submissions.append((stored.pk, task.kind == Task.Kind.RANKING))
         # The page asks next_step; within one lease the next open task is all that can change.
@@ -227,6 +235,15 @@ def _answer(
         condition=task.condition,
     )
     return [], choice
+
+
+def _rationale(task: Task, response_quality: dict[int, float], rng: random.Random) -> str | None:
+    """The written reasoning a cot task requires (annotations.biases.cot); None elsewhere (the
+    simulated crowd answers studies that ask for no rationale)."""
+    if task.condition != Condition.COT or task.kind != Task.Kind.PAIRWISE:
+        return None
+    slot_a, slot_b = task.slot_response_ids()
+    return reasoning(quality_a=response_quality[slot_a], quality_b=response_quality[slot_b], rng=rng)
 
 
 def _flag(sittings: list[Sitting]) -> int | None:

@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
 from annotations import answers, services, surveys
+from annotations.biases import cot
 from annotations.models import (
     Assignment,
     Condition,
@@ -279,7 +280,7 @@ def _task_context(
         "percent": int(100 * answered / total) if total else 0,
         "number": answered + 1,
         "action": reverse("annotations:task", args=[study.slug, assignment.pk, task.position]),
-        "rationale_mode": study.rationale,
+        "rationale_rule": answers.rationale_rule(study_mode=study.rationale, condition=task.condition),
         "rationale_max": answers.RATIONALE_MAX_CHARS,
         "rationale": (posted or {}).get("rationale", ""),
         "allow_ties": study.allow_ties,
@@ -290,7 +291,9 @@ def _task_context(
     slot_a, slot_b = shown
     pair = shown_pair(study, task, slot_a.text, slot_b.text)  # the cue's perturbation included
     context.update(check_note=pair.note, text_a=pair.text_a, text_b=pair.text_b, banner=pair.banner)
-    context["sequential"] = task.condition == Condition.ORDER
+    # cot is the order design with the reasoning written first: its answers open one by one too.
+    context["sequential"] = task.condition in (Condition.ORDER, Condition.COT)
+    context.update(cot_instruction=cot.WORKER_INSTRUCTION, reasoning_label=cot.REASONING_LABEL)
     return context
 
 

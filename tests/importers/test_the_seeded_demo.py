@@ -1,6 +1,6 @@
 """The demo as ``seed_demo`` leaves it (DEBUG on, as under ``make run``), seeded once for the module.
 
-Seeding (the study, 108 simulated workers through the real worker services, the judge jobs and
+Seeding (the study, 120 simulated workers through the real worker services, the judge jobs and
 the first report) takes some ten seconds; each check used to seed it again. The module fixture
 commits one seeded demo and removes it afterwards, leaving every table as it found it. Each
 test still runs in its own transaction, so one that seeds again or deletes changes nothing for
@@ -62,10 +62,12 @@ def test_it_seeds_the_demo_study_once(demo):
 def test_the_demo_is_ready_to_explore_crowd_batches_judges_and_jobs(demo):
     output = demo
     study = Study.objects.get(slug="demo")
-    # 12 instructions: ranking in batches of 4, pair conditions one batch per instruction (CALM's too).
-    assert {c: Batch.objects.filter(study=study, condition=c).count() for c in ("ranking", *PAIR_CONDITIONS)} == {
+    # 12 instructions: ranking in batches of 4, pair conditions one batch per instruction (CALM's and
+    # cot's too).
+    crowd = ("ranking", *PAIR_CONDITIONS, "cot")
+    assert {c: Batch.objects.filter(study=study, condition=c).count() for c in crowd} == {
         "ranking": 3,
-        **dict.fromkeys(PAIR_CONDITIONS, 12),
+        **dict.fromkeys((*PAIR_CONDITIONS, "cot"), 12),
     }
     jobs = {job.judge.name: job for job in JudgeJob.objects.filter(study=study).select_related("judge")}
     assert set(jobs) == {"simulated-judge", "longer"}
@@ -79,7 +81,7 @@ def test_the_demo_is_ready_to_explore_crowd_batches_judges_and_jobs(demo):
     assert JudgeJob.objects.filter(study=study).count() == 2
 
 
-CARELESS_LABELS = {"sim-worker-105", "sim-worker-106", "sim-worker-107", "sim-worker-108"}
+CARELESS_LABELS = {"sim-worker-117", "sim-worker-118", "sim-worker-119", "sim-worker-120"}
 # The demo's pair conditions, the crowd's and the simulated judge's alike.
 PAIR_CONDITIONS = (
     "order", "bandwagon", "attentional", "authority", "verbosity", "refinement", "identity", "sentiment",
@@ -117,11 +119,11 @@ def _answers_by_worker(study: Study) -> list[tuple]:
 def test_every_demo_batch_gets_its_overlap_of_simulated_workers(demo):
     output = demo
     study = Study.objects.get(slug="demo")
-    # 99 batches (3 ranking, 12 for each of 8 pair conditions) x overlap 3.
-    assert "simulated crowd: 108 workers (107 qualified), 297 batches answered" in output
+    # 111 batches (3 ranking, 12 for each of 9 pair conditions, cot's included) x overlap 3.
+    assert "simulated crowd: 120 workers (119 qualified), 333 batches answered" in output
     participants = Participant.objects.filter(study=study)
-    assert participants.count() == participants.filter(simulated=True, platform="code").count() == 108
-    assert set(participants.values_list("label", flat=True)) == {f"sim-worker-{i:02d}" for i in range(1, 109)}
+    assert participants.count() == participants.filter(simulated=True, platform="code").count() == 120
+    assert set(participants.values_list("label", flat=True)) == {f"sim-worker-{i:02d}" for i in range(1, 121)}
     for batch in Batch.objects.filter(study=study):
         work = batch.assignments.filter(status=Assignment.Status.SUBMITTED)
         assert work.count() == study.overlap, batch
@@ -198,7 +200,7 @@ def test_the_crowd_is_seeded_and_a_second_run_adds_nothing(demo):
     study = Study.objects.get(slug="demo")
     first = _answers_by_worker(study)
     before = table_counts()
-    assert "every batch already has its raters (108 simulated workers); nothing added" in _seed("--no-jobs")
+    assert "every batch already has its raters (120 simulated workers); nothing added" in _seed("--no-jobs")
     assert table_counts() == before
     Study.objects.filter(slug="demo").delete()
     _seed("--no-jobs")
@@ -213,7 +215,12 @@ def test_the_first_report_has_human_votes_and_rankings_to_compare(demo):
         assignment__review=Assignment.Review.APPROVED, task__kind="pairwise"
     ).count()
     assert len(votes) == approved_pairwise > 0
-    assert set(votes["condition"]) == set(PAIR_CONDITIONS)
+    assert set(votes["condition"]) == {*PAIR_CONDITIONS, "cot"}
+    # cot's answers carry the reasoning the page required, written before the choice.
+    reasons = Submission.objects.filter(task__condition="cot", task__batch__study=study).values_list(
+        "rationale", flat=True
+    )
+    assert reasons and all(len(r) >= 40 for r in reasons)
     rankings = human_rankings_frame(study)
     per_instruction = rankings.groupby("instruction")["rater"].nunique()
     assert len(per_instruction) == 12 and per_instruction.min() >= 2

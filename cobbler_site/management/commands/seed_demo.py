@@ -36,7 +36,8 @@ DEMO_SEED = 2024
 DEMO_PROFILE = "default"
 # The crowd side of the demo: every condition the worker pages support, CALM's included, so the
 # report's battery table has people beside the judge for every new bias (sentiment on the demo's
-# own rewrites, _ensure_rewrites).
+# own rewrites, _ensure_rewrites), and cot (the order design, reasoning written first) beside the
+# judge's cot run.
 DEMO_CONDITIONS = (
     Condition.RANKING,
     Condition.ORDER,
@@ -44,6 +45,7 @@ DEMO_CONDITIONS = (
     Condition.ATTENTIONAL,
     *CALM,
     *REWRITTEN,
+    Condition.COT,
 )
 # The judge side: the simulated judge on the paper's bias runs, CALM's and the cot run (the order
 # run's pairs judged after thinking step by step), and the length-only null.
