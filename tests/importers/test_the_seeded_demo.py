@@ -139,7 +139,7 @@ def test_every_demo_batch_gets_its_overlap_of_simulated_workers(demo):
     assert (
         Submission.objects.filter(assignment__batch__study=study).values("idempotency_key").distinct().count()
         == Submission.objects.filter(assignment__batch__study=study).count()
-        == 3 * 4 * 3 + 96 * 10 * 3  # ranking: 3 batches of 4; pairs: 96 batches of 5 pairs shown twice
+        == 3 * 4 * 3 + 108 * 10 * 3  # ranking: 3 batches of 4; pairs: 108 batches of 5 pairs shown twice
     )
 
 
