@@ -125,21 +125,20 @@ def _judge_paired(mine: pd.DataFrame) -> dict[str, pd.DataFrame] | None:
     answered = both[both["answered_plain"] & both["answered_cot"]]
     on_gold = both[both["score_plain"].notna() & both["score_cot"].notna()]
     return {
-        "consistency": pd.DataFrame(
-            {
-                "without": answered["consistent_plain"].astype(int),
-                "with_cot": answered["consistent_cot"].astype(int),
-                "instruction": answered["instruction_plain"],
-            }
-        ),
-        "gold_accuracy": pd.DataFrame(
-            {
-                "without": on_gold["score_plain"],
-                "with_cot": on_gold["score_cot"],
-                "instruction": on_gold["instruction_plain"],
-            }
-        ),
+        "consistency": _side_by_side(answered, "consistent").astype({"without": int, "with_cot": int}),
+        "gold_accuracy": _side_by_side(on_gold, "score"),
     }
+
+
+def _side_by_side(both: pd.DataFrame, column: str) -> pd.DataFrame:
+    """One outcome of the two runs joined per pair (suffixes _plain, _cot): without, with_cot, instruction."""
+    return pd.DataFrame(
+        {
+            "without": both[f"{column}_plain"],
+            "with_cot": both[f"{column}_cot"],
+            "instruction": both["instruction_plain"],
+        }
+    )
 
 
 def _human_paired(answers: pd.DataFrame, gold: pd.DataFrame) -> tuple[dict[str, pd.DataFrame], int] | None:
@@ -173,22 +172,7 @@ def _human_paired(answers: pd.DataFrame, gold: pd.DataFrame) -> tuple[dict[str, 
     plain, cot = per_pair.loc[Condition.ORDER], per_pair.loc[Condition.COT]
     both = plain.join(cot, lsuffix="_plain", rsuffix="_cot", how="inner")
     on_gold_pairs = both[both["score_plain"].notna() & both["score_cot"].notna()]
-    paired = {
-        "consistency": pd.DataFrame(
-            {
-                "without": both["consistent_plain"],
-                "with_cot": both["consistent_cot"],
-                "instruction": both["instruction_plain"],
-            }
-        ),
-        "gold_accuracy": pd.DataFrame(
-            {
-                "without": on_gold_pairs["score_plain"],
-                "with_cot": on_gold_pairs["score_cot"],
-                "instruction": on_gold_pairs["instruction_plain"],
-            }
-        ),
-    }
+    paired = {"consistency": _side_by_side(both, "consistent"), "gold_accuracy": _side_by_side(on_gold_pairs, "score")}
     raters = int(twins.loc[twins["pair"].isin(both.index), "rater"].nunique())
     return paired, raters
 
