@@ -88,14 +88,15 @@ def run_chunk(
         if called_id is None:
             return 0
         model_id = _model_of.setdefault(key, called_id)
-    if not limits.chunk_slots.try_take(model_id, chunks_per_model(), key):
-        # At the model's cap. A chunk of the same job running here claims these rows itself
-        # (_run_holding_slot) and re-enqueues what is left when its time is up, so the
-        # message is dropped: re-sending it would only churn the queue, at a cost of ~15% of
-        # the throughput. Otherwise it is offered again after a countdown (a paused,
+    slot = limits.chunk_slots.take(model_id, chunks_per_model(), key, ids)
+    if slot == limits.ChunkSlots.LEFT:
+        # A chunk of the same job runs here: it claims these rows itself (_run_holding_slot),
+        # and its job's last chunk to leave re-sends whatever is still pending of them, so
+        # re-sending now would only churn the queue, at a cost of ~15% of the throughput.
+        return 0
+    if slot == limits.ChunkSlots.FULL:
+        # At the model's cap with other jobs: offered again after a countdown (a paused,
         # cancelled or finished job's message is dropped: resume enqueues what is left).
-        if limits.chunk_slots.runs_job(key):
-            return 0
         if work.job_model.objects.filter(pk=job_id, status__in=work.job_model.ACTIVE).exists():
             dispatch.send(work.name, job_id, [ids], countdown=busy_countdown())
         return 0
@@ -105,7 +106,16 @@ def run_chunk(
             return 0
         return _run_holding_slot(work, job, ids)
     finally:
-        limits.chunk_slots.give_back(model_id, key)
+        _hand_back(work, job_id, limits.chunk_slots.give_back(model_id, key))
+
+
+def _hand_back(work: WorkKind, job_id: int, left: list[int]) -> None:
+    """Re-send the still-pending rows of messages left to the chunks that just finished."""
+    if not left:
+        return
+    job = work.job_model.objects.filter(pk=job_id, status__in=work.job_model.ACTIVE).first()
+    if job is not None:
+        dispatch.enqueue_sync(job, row_ids=left)
 
 
 def _run_holding_slot(work: WorkKind, job: Any, ids: list[int]) -> int:
@@ -136,8 +146,8 @@ def _run_holding_slot(work: WorkKind, job: Any, ids: list[int]) -> int:
             claims.release(work, job, token)
     dispatch.schedule_deferred(work, job, touched)
     # What is left goes back to the queue, behind other jobs' work: after our time is up, and
-    # also after a normal end, for rows whose messages reached this process while we held the
-    # slot (dropped by run_chunk) but that became claimable only after our last look.
+    # also after a normal end, for claimable rows no message is on its way for (released by
+    # a stopped chunk elsewhere). Messages left to us while we ran are re-sent by run_chunk.
     if _still_active(job) and (time.monotonic() > deadline or _next_rows(work, job, settings.JUDGING_CHUNK_SIZE)):
         dispatch.enqueue_sync(job)
     dispatch.maybe_complete(job)

@@ -169,33 +169,42 @@ class ChunkSlots:
     """How many chunks of one model may run at once in this process (the rest wait in the queue).
 
     One model's chunks then never take every worker slot, so a slow or failing endpoint
-    cannot starve the jobs of other models.
+    cannot starve the jobs of other models. A message refused while a chunk of its own job
+    runs here is left to that chunk: its rows are noted, under the same lock, and the job's
+    last chunk to leave hands them back (``give_back``). Deciding and noting in one step is
+    what keeps a row from being dropped between a chunk's last look and its leaving.
     """
+
+    TAKEN, LEFT, FULL = "taken", "left", "full"
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.running: dict[int, int] = {}
         self.jobs: dict[tuple, int] = {}  # (kind, job id) -> chunks of it running here
+        self.left: dict[tuple, list[int]] = {}  # (kind, job id) -> rows of messages left to them
 
-    def try_take(self, model_id: int, cap: int, job_key: tuple = ()) -> bool:
+    def take(self, model_id: int, cap: int, job_key: tuple, row_ids: list[int]) -> str:
+        """TAKEN: a slot is this message's. LEFT: a chunk of its job runs here and will see to
+        ``row_ids``. FULL: the model is at its cap with other jobs' chunks."""
         with self.lock:
-            if self.running.get(model_id, 0) >= cap:
-                return False
-            self.running[model_id] = self.running.get(model_id, 0) + 1
-            self.jobs[job_key] = self.jobs.get(job_key, 0) + 1
-            return True
+            if self.running.get(model_id, 0) < cap:
+                self.running[model_id] = self.running.get(model_id, 0) + 1
+                self.jobs[job_key] = self.jobs.get(job_key, 0) + 1
+                return self.TAKEN
+            if job_key in self.jobs:
+                self.left.setdefault(job_key, []).extend(row_ids)
+                return self.LEFT
+            return self.FULL
 
-    def give_back(self, model_id: int, job_key: tuple = ()) -> None:
+    def give_back(self, model_id: int, job_key: tuple) -> list[int]:
+        """Free the slot; for the job's last chunk here, the rows left to it (to re-send)."""
         with self.lock:
             self.running[model_id] -= 1
             self.jobs[job_key] -= 1
-            if not self.jobs[job_key]:
-                del self.jobs[job_key]
-
-    def runs_job(self, job_key: tuple) -> bool:
-        """A chunk of this job holds a slot here: it claims the job's next rows itself."""
-        with self.lock:
-            return job_key in self.jobs
+            if self.jobs[job_key]:
+                return []
+            del self.jobs[job_key]
+            return self.left.pop(job_key, [])
 
 
 chunk_slots = ChunkSlots()
