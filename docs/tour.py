@@ -44,6 +44,19 @@ def _hub_and_review(page, base: str) -> None:  # a Playwright page
     )
 
 
+def _rewrites(page, base: str) -> None:  # a Playwright page
+    """The sentiment rewrites of the demo, reviewable beside their originals: the first one."""
+    page.set_viewport_size({"width": 1280, "height": 860})
+    page.goto(f"{base}/judging/rewrites/demo/")
+    page.locator("article.rewrite").first.screenshot(path=OUT / "tour-rewrites.png")
+
+
+def _battery(page) -> None:  # a Playwright page on the report
+    """The bias battery's plot: biases by subject, with intervals (its table is 30 columns wide:
+    the README names it rather than shows it)."""
+    page.locator("figure[data-figure=battery]").screenshot(path=OUT / "tour-battery.png")
+
+
 def _current_report(page) -> None:  # a Playwright page on the report
     """Compute the report if there is none, recompute it if it is stale (seed_demo computes
     one before the worker has run the judge jobs), and wait until it is shown."""
@@ -93,14 +106,24 @@ def main() -> None:
         page.locator("#summary").screenshot(path=OUT / "tour-phone.png")
         page.set_viewport_size({"width": 1280, "height": 860})
         page.evaluate("document.querySelectorAll('#summary details.summary-findings').forEach(d => d.open = true)")
-        page.locator("#summary").screenshot(path=OUT / "tour-summary.png")
+        # Claims lead each list; a card holds a line per bias and condition, so the picture is
+        # cut after the first findings (as a reader scrolls them) instead of running 3,000 px.
+        box = page.locator("#summary").bounding_box()
+        top = box["y"] + page.evaluate("() => window.scrollY")
+        page.screenshot(
+            path=OUT / "tour-summary.png",
+            full_page=True,
+            clip={"x": box["x"], "y": top, "width": box["width"], "height": min(box["height"], 1150)},
+        )
         page.locator(".figures").screenshot(path=OUT / "tour-report.png")
+        _battery(page)
         # The whole table, not its scroll box: widen the page's column for this one picture.
         page.set_viewport_size({"width": 1750, "height": 860})
         page.evaluate(
             "document.querySelectorAll('main, #leaderboard .table-wrap').forEach(e => e.style.maxWidth = 'none')"
         )
         page.locator("#leaderboard").screenshot(path=OUT / "tour-leaderboard.png")
+        _rewrites(page, base)
         browser.close()
 
 

@@ -133,6 +133,8 @@
       var bothSeen = a.dataset.seen && b.dataset.seen;
       buttons.forEach(function (btn) { btn.disabled = !bothSeen; });
       b.querySelector("summary").setAttribute("aria-disabled", a.dataset.seen ? "false" : "true");
+      // The hint follows the state, not the last event: B's toggle may run after A's.
+      if (hint && a.dataset.seen) hint.textContent = bothSeen ? "" : "Now open System B's answer.";
     }
     // As in the original order study: A's answer must be opened before B's.
     // "toggle" is queued, not fired at the click: A may be open before its event has run.
@@ -147,10 +149,7 @@
       update();
     });
     a.addEventListener("toggle", function () {
-      if (a.open) {
-        a.dataset.seen = "1";
-        if (hint) hint.textContent = b.dataset.seen ? "" : "Now open System B's answer.";
-      }
+      if (a.open) a.dataset.seen = "1";
       update();
     });
     update();

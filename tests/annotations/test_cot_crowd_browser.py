@@ -14,7 +14,7 @@ from annotations.biases import cot
 from annotations.models import Assignment, Study, Submission
 from annotations.vocabulary import Condition
 from tests.annotations.conftest import build_study, current_task_url, enter, qualify
-from tests.annotations.test_worker_browser_robust import VIEWPORTS, _axe, _cookie_context
+from tests.annotations.test_worker_browser_robust import VIEWPORTS, _axe, _cookie_context, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 REASONING = "<b>bold?</b> Step by step: System A follows the reference, System B skips a step."
@@ -66,6 +66,7 @@ def test_a_worker_writes_the_reasoning_then_chooses_through_back_and_reload(live
     assert [(s.choice, s.rationale) for s in Submission.objects.all()] == [("B", REASONING)]
     _open_both(page)
     page.fill("#rationale", "Step by step: System A answers every part of the question.")
+    shot(page, f"worker-cot-{viewport}")  # the README's cot task (test-artifacts/screenshots)
     page.keyboard.press("Escape")  # leave the box: the key shortcuts never fire while typing
     page.locator("#reveal-b summary").focus()
     page.keyboard.press("1")

@@ -186,8 +186,10 @@ def test_a_batch_with_back_and_forward_at_every_step_and_axe_on_every_page(live_
     _axe(page, "task: order, B opened first", viewport, table)
     shot(page, f"worker-order-hint-{viewport}")
     page.click("#reveal-a summary")
+    expect(page.locator("#reveal-hint")).to_have_text("Now open System B's answer.")
     page.click("#reveal-b summary")
     expect(page.locator("#choose-a")).to_be_enabled()
+    expect(page.locator("#reveal-hint")).to_have_text("")  # both open: no stale "now open B"
     _axe(page, "task: order, both open", viewport, table)
     page.click("#choose-a")
 
