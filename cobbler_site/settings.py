@@ -219,7 +219,9 @@ if REDIS_URL:
 else:
     _broker_dir = DATA_DIR / "broker"
     RUNTIME_DIRS += [_broker_dir / _sub for _sub in ("queue", "processed", "control")]
-    CELERY_BROKER_URL = "filesystem://"
+    # A hostname the transport ignores: without one kombu warns "No hostname was supplied" on
+    # every connection (each run_judges, seed_demo, worker start).
+    CELERY_BROKER_URL = "filesystem://localhost/"
     # kombu's filesystem transport with whole-file writes (a worker could read a half-written one).
     CELERY_BROKER_TRANSPORT = "cobbler_site.filesystem_broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
