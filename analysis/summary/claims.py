@@ -102,7 +102,7 @@ def bias_claim(row: dict, *, correction: str) -> dict | None:
         }
     numbers = _bias_numbers(claim, words)
     significant = p is not None and p < ALPHA
-    if significant and _excludes_zero(claim["effect_ci95"]):
+    if significant and excludes_zero(claim["effect_ci95"]):
         toward = (hits or 0) >= (mirror or 0)
         claim["direction"] = "toward" if toward else "against"
         target = words.toward if toward else words.against
@@ -111,11 +111,14 @@ def bias_claim(row: dict, *, correction: str) -> dict | None:
             "target": target,
             "text": f"biased toward {target} ({numbers}, {p_text(p, correction)})",
         }
-    if significant:
+    if significant or excludes_zero(claim["effect_ci95"]):
+        # Either disagreement claims nothing, and neither may read as "no evidence": an interval
+        # away from 0 beside those words contradicts them (the interval is not corrected for the
+        # family; the test is).
+        why = "the test and the effect's interval disagree" if significant else _uncorrected(p)
         return claim | {
             "verdict": "no_evidence",
-            "text": f"no clear evidence of {words.name} bias: the test and the effect's interval disagree "
-            f"({numbers}, {p_text(p, correction)})",
+            "text": f"no clear evidence of {words.name} bias: {why} ({numbers}, {p_text(p, correction)})",
         }
     return claim | {
         "verdict": "no_evidence",
@@ -123,7 +126,24 @@ def bias_claim(row: dict, *, correction: str) -> dict | None:
     }
 
 
-def _excludes_zero(ci: list | None) -> bool:
+def _uncorrected(p: float | None) -> str:
+    """Why an interval away from 0 is no claim: the family's correction (or no test at all)."""
+    if p is None:
+        return "its interval excludes 0, but it has no test"
+    return "its interval excludes 0, but the test does not hold once corrected for the family's other tests"
+
+
+def settled_no_evidence(claim: dict) -> bool:
+    """A no-evidence bias claim whose test and interval both say so (neither "no clear evidence" case)."""
+    p = claim.get("p_adjusted")
+    return (
+        claim["verdict"] == "no_evidence"
+        and not (p is not None and p < ALPHA)
+        and not excludes_zero(claim.get("effect_ci95"))
+    )
+
+
+def excludes_zero(ci: list | None) -> bool:
     return bool(ci) and None not in ci and (ci[0] > 0 or ci[1] < 0)  # type: ignore[index, operator]
 
 
@@ -188,20 +208,25 @@ def reference_claim(row: dict, *, correction: str) -> dict:
             f"{row['reference_rate']:.2f}; n = {row['n']} pairs over {row.get('clusters')} instructions, "
             f"{p_text(p, correction)}"
         )
-    if p is not None and p < ALPHA and _excludes_zero(ci) and row["value"] > 0:
+    if p is not None and p < ALPHA and excludes_zero(ci) and row["value"] > 0:
         return claim | {
             "verdict": "biased",
             "direction": "toward",
             "target": words.toward,
             "text": f"biased toward {words.toward} {at_equal}: it chose them {numbers}",
         }
-    if p is not None and p < ALPHA and _excludes_zero(ci):
+    if p is not None and p < ALPHA and excludes_zero(ci):
         # Fewer longer (own) choices at equal quality is not a bias this row is built to claim: a
         # judge that favours another system shows it here, and no condition targets shortness.
         return claim | {
             "verdict": "no_evidence",
             "text": f"no evidence of a {words.name} preference: {at_equal} it chose {words.toward} "
             f"less often than an unbiased judge would ({numbers})",
+        }
+    if excludes_zero(ci):
+        return claim | {
+            "verdict": "no_evidence",
+            "text": f"no clear evidence of a {words.name} preference {at_equal}: {_uncorrected(p)} ({numbers})",
         }
     return claim | {
         "verdict": "no_evidence",

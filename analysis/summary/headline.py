@@ -10,7 +10,7 @@ say so (docs/methods.md, "Verdict summary").
 
 from __future__ import annotations
 
-from analysis.summary.claims import ALPHA, _chance_words
+from analysis.summary.claims import ALPHA, _chance_words, settled_no_evidence
 from annotations.biases import REGISTRY, SWAP_REGISTRY, CueBias, SwapBias
 from annotations.vocabulary import Condition
 
@@ -145,7 +145,9 @@ def _human_parts(claims: list[dict]) -> list[str]:
 
 def _unbiased(claims: list[dict], noun: str) -> str:
     """ "no evidence of position or length bias" from the no-evidence bias claims; else what is missing."""
-    tested = [SHORT.get(c.get("bias", ""), c.get("bias", "")) for c in _of(claims, "bias", "no_evidence")]
+    # Only where the test and the interval agree: "no clear evidence" rows are no headline's "no evidence".
+    settled = [c for c in _of(claims, "bias", "no_evidence") if settled_no_evidence(c)]
+    tested = [SHORT.get(c.get("bias", ""), c.get("bias", "")) for c in settled]
     if tested:
         names = list(dict.fromkeys(tested))
         return f"no evidence of {_listed(names, 'or')} {noun}"

@@ -86,6 +86,21 @@ def test_a_judge_at_chance_never_agrees_and_no_bias_is_not_preferred():
     )
 
 
+def test_an_interval_away_from_zero_is_never_called_no_evidence():
+    """Holm p = 0.12 beside an interval of [+0.03, +0.16] (the demo's Humans card once read "no
+    evidence of position bias" so): no claim, and words that do not contradict the numbers."""
+    unclear = _position("j", hits=17, mirror=6, n=120, p=0.12, ci=(0.03, 0.16))
+    assert unclear["verdict"] == "no_evidence"
+    assert unclear["text"].startswith(
+        "no clear evidence of position bias: its interval excludes 0, but the test does not hold once corrected"
+    )
+    settled = _position("j", hits=12, mirror=12, p=1.0, ci=(-0.08, 0.08))
+    assert settled["text"].startswith("no evidence of position bias (")
+    percent = _percent("j", value=0.51, ci=(0.45, 0.57), chance=0.52, kappa_ci=(-0.1, 0.1))
+    assert "no evidence of position" not in _card("j", "judge", [unclear, percent])["headline"]
+    assert "no evidence of position bias" in _card("j", "judge", [settled, percent])["headline"]
+
+
 def test_a_judge_whose_rankings_are_at_chance_never_agrees():
     row = {
         "b": "j",
