@@ -484,7 +484,8 @@ def length_claim(row: dict) -> dict:
     elif reason is not None:
         text = f"{reason}; {numbers}"
     else:
-        text = f"length explains {share:.0%} of its agreement with the human majority{where} ({numbers})"
+        # Of the agreement *above chance* (methods.md "Headline share"), not of the agreement itself.
+        text = f"length alone recovers {share:.0%} of its above-chance agreement with the human majority{where} ({numbers})"
     return claim | {"verdict": "measured", "text": text, "share_meaningful": reason is None}
 
 

@@ -198,7 +198,9 @@ def test_a_share_outside_zero_to_one_is_not_interpretable_and_never_a_percentage
 
 def test_a_share_inside_zero_to_one_is_a_percentage():
     claim = length_claim(LENGTH_ROW | {"headline_share": 0.12})
-    assert claim["share_meaningful"] is True and "length explains 12% of its agreement" in claim["text"]
+    assert (
+        claim["share_meaningful"] is True and "length alone recovers 12% of its above-chance agreement" in claim["text"]
+    )
     assert _headline(LENGTH_ROW | {"headline_share": 0.12})["share_percent"] == "12%"
 
 

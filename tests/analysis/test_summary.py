@@ -207,7 +207,7 @@ def test_judge_names_in_cards_are_escaped(report):
             0.12,
             0.70,
             [0.6, 0.8],
-            "length explains 12% of its agreement with the human majority on order pairs (agreement 0.70",
+            "length alone recovers 12% of its above-chance agreement with the human majority on order pairs (agreement 0.70",
         ),
         (
             None,
