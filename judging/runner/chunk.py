@@ -88,11 +88,11 @@ def run_chunk(
         if called_id is None:
             return 0
         model_id = _model_of.setdefault(key, called_id)
-    slot = limits.chunk_slots.take(model_id, chunks_per_model(), key, ids)
+    slot = limits.chunk_slots.take(model_id, chunks_per_model(), key)
     if slot == limits.ChunkSlots.LEFT:
         # A chunk of the same job runs here: it claims these rows itself (_run_holding_slot),
-        # and its job's last chunk to leave re-sends whatever is still pending of them, so
-        # re-sending now would only churn the queue, at a cost of ~15% of the throughput.
+        # and the job's last chunk to leave re-sends what is still pending, so re-sending now
+        # would only churn the queue, at a cost of ~15% of the throughput.
         return 0
     if slot == limits.ChunkSlots.FULL:
         # At the model's cap with other jobs: offered again after a countdown (a paused,
@@ -100,27 +100,31 @@ def run_chunk(
         if work.job_model.objects.filter(pk=job_id, status__in=work.job_model.ACTIVE).exists():
             dispatch.send(work.name, job_id, [ids], countdown=busy_countdown())
         return 0
+    resend = False
     try:
         job = work.job_model.objects.select_related(work.model_field).filter(pk=job_id).first()
         if job is None or job.status not in work.job_model.ACTIVE:
             return 0
-        return _run_holding_slot(work, job, ids)
+        stored, resend = _run_holding_slot(work, job, ids)
+        return stored
     finally:
-        _hand_back(work, job_id, limits.chunk_slots.give_back(model_id, key))
+        # Re-sent only once the slot is free: from then on a message of this job takes a slot
+        # itself, so none is left to a chunk that has already looked for the last time.
+        if limits.chunk_slots.give_back(model_id, key) or resend:
+            _resend(work, job_id)
 
 
-def _hand_back(work: WorkKind, job_id: int, left: list[int]) -> None:
-    """Re-send the still-pending rows of messages left to the chunks that just finished."""
-    if not left:
-        return
+def _resend(work: WorkKind, job_id: int) -> None:
+    """The job's claimable rows back on the queue, behind other jobs' work (if it still runs)."""
     job = work.job_model.objects.filter(pk=job_id, status__in=work.job_model.ACTIVE).first()
     if job is not None:
-        dispatch.enqueue_sync(job, row_ids=left)
+        dispatch.enqueue_sync(job)
 
 
-def _run_holding_slot(work: WorkKind, job: Any, ids: list[int]) -> int:
+def _run_holding_slot(work: WorkKind, job: Any, ids: list[int]) -> tuple[int, bool]:
     """Claim ``ids`` and keep the model's pool fed from the job's next claimable rows until
-    none is left, the job stops or CONTINUE_SECONDS are up; then hand what is left back."""
+    none is left, the job stops or CONTINUE_SECONDS are up. Returns the rows stored, and
+    whether what is left should go back to the queue (``run_chunk`` sends it)."""
     token = uuid.uuid4().hex
     touched = list(ids)
     deadline = time.monotonic() + CONTINUE_SECONDS
@@ -145,20 +149,13 @@ def _run_holding_slot(work: WorkKind, job: Any, ids: list[int]) -> int:
         finally:
             claims.release(work, job, token)
     dispatch.schedule_deferred(work, job, touched)
-    # What is left goes back to the queue, behind other jobs' work: after our time is up, and
-    # also after a normal end, for claimable rows no message is on its way for (released by
-    # a stopped chunk elsewhere). Messages left to us while we ran are re-sent by run_chunk.
-    if _still_active(job) and (time.monotonic() > deadline or _next_rows(work, job, settings.JUDGING_CHUNK_SIZE)):
-        dispatch.enqueue_sync(job)
     dispatch.maybe_complete(job)
-    return stored
+    # What is left goes back to the queue: after our time is up, and also after a normal end,
+    # for claimable rows no message is on its way for (released by a stopped chunk elsewhere).
+    return stored, time.monotonic() > deadline or bool(_next_rows(work, job, settings.JUDGING_CHUNK_SIZE))
 
 
 _model_of: dict[tuple[str, int], int] = {}  # a job never changes its model
-
-
-def _still_active(job: Any) -> bool:
-    return type(job).objects.filter(pk=job.pk, status__in=type(job).ACTIVE).exists()
 
 
 def _next_rows(work: WorkKind, job: Any, size: int) -> list[int]:

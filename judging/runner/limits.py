@@ -170,9 +170,10 @@ class ChunkSlots:
 
     One model's chunks then never take every worker slot, so a slow or failing endpoint
     cannot starve the jobs of other models. A message refused while a chunk of its own job
-    runs here is left to that chunk: its rows are noted, under the same lock, and the job's
-    last chunk to leave hands them back (``give_back``). Deciding and noting in one step is
-    what keeps a row from being dropped between a chunk's last look and its leaving.
+    runs here is left to that chunk, and noted under the same lock: the job's last chunk to
+    leave learns so from ``give_back`` and re-sends what is still pending. Deciding and noting
+    in one step is what keeps a message from being lost between a chunk's last look for rows
+    and its leaving.
     """
 
     TAKEN, LEFT, FULL = "taken", "left", "full"
@@ -181,30 +182,33 @@ class ChunkSlots:
         self.lock = threading.Lock()
         self.running: dict[int, int] = {}
         self.jobs: dict[tuple, int] = {}  # (kind, job id) -> chunks of it running here
-        self.left: dict[tuple, list[int]] = {}  # (kind, job id) -> rows of messages left to them
+        self.left: set[tuple] = set()  # jobs with messages left to their running chunks
 
-    def take(self, model_id: int, cap: int, job_key: tuple, row_ids: list[int]) -> str:
-        """TAKEN: a slot is this message's. LEFT: a chunk of its job runs here and will see to
-        ``row_ids``. FULL: the model is at its cap with other jobs' chunks."""
+    def take(self, model_id: int, cap: int, job_key: tuple) -> str:
+        """TAKEN: a slot is this message's. LEFT: a chunk of its job runs here and the job's
+        last chunk to leave sees to its rows. FULL: the model is at its cap with other jobs."""
         with self.lock:
             if self.running.get(model_id, 0) < cap:
                 self.running[model_id] = self.running.get(model_id, 0) + 1
                 self.jobs[job_key] = self.jobs.get(job_key, 0) + 1
                 return self.TAKEN
             if job_key in self.jobs:
-                self.left.setdefault(job_key, []).extend(row_ids)
+                self.left.add(job_key)
                 return self.LEFT
             return self.FULL
 
-    def give_back(self, model_id: int, job_key: tuple) -> list[int]:
-        """Free the slot; for the job's last chunk here, the rows left to it (to re-send)."""
+    def give_back(self, model_id: int, job_key: tuple) -> bool:
+        """Free the slot; True for the job's last chunk here when messages were left to it."""
         with self.lock:
             self.running[model_id] -= 1
             self.jobs[job_key] -= 1
             if self.jobs[job_key]:
-                return []
+                return False
             del self.jobs[job_key]
-            return self.left.pop(job_key, [])
+            if job_key in self.left:
+                self.left.discard(job_key)
+                return True
+            return False
 
 
 chunk_slots = ChunkSlots()

@@ -261,7 +261,7 @@ def test_a_message_left_to_a_running_chunk_is_sent_again_when_the_chunk_leaves(
 
     def holder_past_its_last_look(work, job, ids):
         left.append(runner.run_chunk("judge", job.pk, rest))
-        return 0
+        return 0, False  # it stored nothing and saw nothing left to re-send
 
     monkeypatch.setattr(chunk, "_run_holding_slot", holder_past_its_last_look)
     sent = []
@@ -273,7 +273,9 @@ def test_a_message_left_to_a_running_chunk_is_sent_again_when_the_chunk_leaves(
     ):
         runner.run_chunk("judge", job.pk, first)
     assert left == [0]
-    assert sorted(pk for _, job_id, chunk_ids in sent for pk in chunk_ids) == rest
+    # The job's pending rows go back: those of the left message among them (the stand-in
+    # holder answered nothing, so its own rows are pending too).
+    assert sorted(pk for _, job_id, chunk_ids in sent for pk in chunk_ids) == ids
     assert {job_id for _, job_id, _ in sent} == {job.pk}
 
 
@@ -281,10 +283,13 @@ def test_chunk_slots_leave_a_message_only_to_a_chunk_of_its_own_job():
     from judging.runner.limits import ChunkSlots
 
     slots = ChunkSlots()
-    assert slots.take(7, 1, ("judge", 1), [1, 2]) == ChunkSlots.TAKEN
-    assert slots.take(7, 1, ("judge", 2), [3]) == ChunkSlots.FULL
-    assert slots.take(7, 1, ("judge", 1), [4, 5]) == ChunkSlots.LEFT
-    assert slots.take(8, 1, ("judge", 3), [6]) == ChunkSlots.TAKEN  # another model's cap
-    assert slots.give_back(7, ("judge", 1)) == [4, 5]
-    assert slots.take(7, 1, ("judge", 1), [9]) == ChunkSlots.TAKEN  # the job's chunk left: a slot again
-    assert slots.give_back(7, ("judge", 1)) == []  # handed back once, never twice
+    assert slots.take(7, 2, ("judge", 1)) == ChunkSlots.TAKEN
+    assert slots.take(7, 2, ("judge", 1)) == ChunkSlots.TAKEN
+    assert slots.take(7, 2, ("judge", 2)) == ChunkSlots.FULL
+    assert slots.take(7, 2, ("judge", 1)) == ChunkSlots.LEFT
+    assert slots.take(8, 1, ("judge", 3)) == ChunkSlots.TAKEN  # another model's cap
+    assert slots.give_back(7, ("judge", 1)) is False  # another chunk of the job still runs
+    assert slots.give_back(7, ("judge", 1)) is True  # the last one re-sends what was left
+    assert slots.take(7, 2, ("judge", 1)) == ChunkSlots.TAKEN
+    assert slots.give_back(7, ("judge", 1)) is False  # told once, never twice
+    assert slots.give_back(8, ("judge", 3)) is False  # nothing was left to it
