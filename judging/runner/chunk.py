@@ -37,7 +37,16 @@ from judging.vocabulary import JudgeKind, RowStatus
 logger = logging.getLogger(__name__)
 FLUSH_SECONDS = 0.5
 FLUSH_SIZE = 32
-CONTINUE_SECONDS = 30.0  # how long one task keeps claiming more rows of its job
+# How long one task keeps claiming more rows of its job: its turn (CONTINUE_SECONDS), after
+# which it makes way once another job of the same model is refused a slot here, and at most
+# CONTINUE_MAX_SECONDS in any case (well inside the task's soft time limit and the broker's
+# visibility timeout). Ending a turn re-sends the job's rest as messages, which costs CPU the
+# calls need, so an uncontended job is not cut into turns.
+CONTINUE_SECONDS = 30.0
+CONTINUE_MAX_SECONDS = 600.0
+# Two chunks of a job look for its next rows alike, so one may find them all just taken: it
+# looks again rather than ending (an end re-sends the job's rest, see CONTINUE_SECONDS).
+CLAIM_TRIES = 3
 
 MoreRows = Callable[[int], list[int]]  # claims up to n more of the job's rows; their ids
 
@@ -105,7 +114,7 @@ def run_chunk(
         job = work.job_model.objects.select_related(work.model_field).filter(pk=job_id).first()
         if job is None or job.status not in work.job_model.ACTIVE:
             return 0
-        stored, resend = _run_holding_slot(work, job, ids)
+        stored, resend = _run_holding_slot(work, job, ids, model_id)
         return stored
     finally:
         # Re-sent only once the slot is free: from then on a message of this job takes a slot
@@ -121,26 +130,32 @@ def _resend(work: WorkKind, job_id: int) -> None:
         dispatch.enqueue_sync(job)
 
 
-def _run_holding_slot(work: WorkKind, job: Any, ids: list[int]) -> tuple[int, bool]:
+def _run_holding_slot(work: WorkKind, job: Any, ids: list[int], model_id: int) -> tuple[int, bool]:
     """Claim ``ids`` and keep the model's pool fed from the job's next claimable rows until
-    none is left, the job stops or CONTINUE_SECONDS are up. Returns the rows stored, and
-    whether what is left should go back to the queue (``run_chunk`` sends it)."""
+    none is left, the job stops or its turn is over (CONTINUE_SECONDS). Returns the rows
+    stored, and whether what is left should go back to the queue (``run_chunk`` sends it)."""
     token = uuid.uuid4().hex
     touched = list(ids)
-    deadline = time.monotonic() + CONTINUE_SECONDS
+    started = time.monotonic()
+    turn_over = False
 
     def more_rows(n: int) -> list[int]:
         # Holding one of the model's chunk slots, the chunk claims the job's next rows itself
         # instead of waiting for their messages (which may sit in a countdown after being
         # refused by the cap), and before its last calls are back, so the pool never drains
-        # between claims. Bounded in time, so other jobs of the same model get the slot in turn.
-        if time.monotonic() > deadline:
+        # between claims. Bounded in time when other jobs of the same model wait for the slot.
+        nonlocal turn_over
+        turn_over = turn_over or _turn_over(model_id, started)
+        if turn_over:
             return []
-        next_ids = _next_rows(work, job, n)
-        if not next_ids or not claims.claim(work, job, next_ids, token):
-            return []
-        touched.extend(next_ids)
-        return next_ids
+        for _ in range(CLAIM_TRIES):
+            next_ids = _next_rows(work, job, n)
+            if not next_ids:
+                return []
+            if claims.claim(work, job, next_ids, token):
+                touched.extend(next_ids)
+                return next_ids
+        return []
 
     stored = 0
     if claims.claim(work, job, ids, token):
@@ -150,9 +165,17 @@ def _run_holding_slot(work: WorkKind, job: Any, ids: list[int]) -> tuple[int, bo
             claims.release(work, job, token)
     dispatch.schedule_deferred(work, job, touched)
     dispatch.maybe_complete(job)
-    # What is left goes back to the queue: after our time is up, and also after a normal end,
-    # for claimable rows no message is on its way for (released by a stopped chunk elsewhere).
-    return stored, time.monotonic() > deadline or bool(_next_rows(work, job, settings.JUDGING_CHUNK_SIZE))
+    # What is left goes back to the queue: after our turn, and also after a normal end, for
+    # claimable rows no message is on its way for (released by a stopped chunk elsewhere).
+    return stored, turn_over or bool(_next_rows(work, job, settings.JUDGING_CHUNK_SIZE))
+
+
+def _turn_over(model_id: int, started: float) -> bool:
+    """Past CONTINUE_SECONDS while another job of the model waits here, or past the maximum."""
+    held = time.monotonic() - started
+    if held > CONTINUE_MAX_SECONDS:
+        return True
+    return held > CONTINUE_SECONDS and limits.chunk_slots.wanted_since(model_id, started)
 
 
 _model_of: dict[tuple[str, int], int] = {}  # a job never changes its model

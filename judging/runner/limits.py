@@ -183,6 +183,7 @@ class ChunkSlots:
         self.running: dict[int, int] = {}
         self.jobs: dict[tuple, int] = {}  # (kind, job id) -> chunks of it running here
         self.left: set[tuple] = set()  # jobs with messages left to their running chunks
+        self.refused: dict[int, float] = {}  # model id -> when another job was last refused (monotonic)
 
     def take(self, model_id: int, cap: int, job_key: tuple) -> str:
         """TAKEN: a slot is this message's. LEFT: a chunk of its job runs here and the job's
@@ -195,7 +196,14 @@ class ChunkSlots:
             if job_key in self.jobs:
                 self.left.add(job_key)
                 return self.LEFT
+            self.refused[model_id] = time.monotonic()
             return self.FULL
+
+    def wanted_since(self, model_id: int, since: float) -> bool:
+        """Whether a message of another job was refused for this model's cap since ``since``
+        (monotonic): a chunk past its turn then makes way for it."""
+        with self.lock:
+            return self.refused.get(model_id, float("-inf")) >= since
 
     def give_back(self, model_id: int, job_key: tuple) -> bool:
         """Free the slot; True for the job's last chunk here when messages were left to it."""

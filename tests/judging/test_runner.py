@@ -259,7 +259,7 @@ def test_a_message_left_to_a_running_chunk_is_sent_again_when_the_chunk_leaves(
     first, rest = ids[:10], ids[10:]
     left = []
 
-    def holder_past_its_last_look(work, job, ids):
+    def holder_past_its_last_look(work, job, ids, model_id):
         left.append(runner.run_chunk("judge", job.pk, rest))
         return 0, False  # it stored nothing and saw nothing left to re-send
 
@@ -293,3 +293,49 @@ def test_chunk_slots_leave_a_message_only_to_a_chunk_of_its_own_job():
     assert slots.take(7, 2, ("judge", 1)) == ChunkSlots.TAKEN
     assert slots.give_back(7, ("judge", 1)) is False  # told once, never twice
     assert slots.give_back(8, ("judge", 3)) is False  # nothing was left to it
+
+
+def test_a_chunks_turn_ends_only_when_another_job_of_its_model_waits(monkeypatch):
+    """A turn cut short re-sends the job's rest as messages, which costs the calls CPU: so a
+    chunk keeps its slot past CONTINUE_SECONDS until another job of its model is refused one."""
+    import time
+
+    from judging.runner import chunk, limits
+
+    slots = limits.ChunkSlots()
+    monkeypatch.setattr(limits, "chunk_slots", slots)
+    monkeypatch.setattr(chunk, "CONTINUE_SECONDS", 0.0)
+    started = time.monotonic()
+    assert slots.take(7, 1, ("judge", 1)) == slots.TAKEN
+    assert slots.take(7, 1, ("judge", 1)) == slots.LEFT  # its own job's message waits for nobody
+    assert slots.take(8, 1, ("judge", 2)) == slots.TAKEN
+    assert slots.take(8, 1, ("judge", 3)) == slots.FULL  # another model's job
+    assert not chunk._turn_over(7, started)
+    assert slots.take(7, 1, ("judge", 4)) == slots.FULL
+    assert chunk._turn_over(7, started)
+    assert not chunk._turn_over(7, time.monotonic() + 1.0)  # refused before that chunk began
+    monkeypatch.setattr(chunk, "CONTINUE_MAX_SECONDS", 0.0)
+    assert chunk._turn_over(9, started)  # past the maximum, contended or not
+
+
+def test_a_chunk_that_loses_the_race_for_its_jobs_next_rows_looks_again(study, make_sim_judge, monkeypatch, settings):
+    """Two chunks of a job look for its next rows alike; the one that finds them just taken
+    must look again, not end (an end re-sends the job's whole rest as messages)."""
+    from judging.runner import claims
+
+    settings.JUDGING_CHUNK_SIZE = 10  # so the job (36 rows) outlasts the rows taken from it
+    job = services.start_judge_job(study=study, judge=make_sim_judge(), condition_names=["order"])
+    ids = sorted(job.judgments.values_list("pk", flat=True))
+    real_claim, looks, taken = claims.claim, [], []
+
+    def another_chunk_got_there_first(work, job, row_ids, token):
+        looks.append(row_ids)
+        if len(looks) == 2:  # the chunk's first look for more rows
+            taken.extend(row_ids[: real_claim(work, job, row_ids, "another-chunk")])
+        return real_claim(work, job, row_ids, token)
+
+    monkeypatch.setattr(claims, "claim", another_chunk_got_there_first)
+    stored = runner.run_chunk("judge", job.pk, ids[:10])
+    assert taken and len(looks) > 2
+    assert stored == len(ids) - len(taken)
+    assert set(job.judgments.filter(status="pending").values_list("pk", flat=True)) == set(taken)
