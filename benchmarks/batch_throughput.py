@@ -46,7 +46,7 @@ from benchmarks.judge_throughput import (
 def run(*, n: int, delay_s: float, poll_s: float) -> dict:
     from cobbler_site.celery import app
     from judging import services
-    from judging.models import BatchRun, Judge
+    from judging.models import BatchRun, RegisteredModel
 
     port = _free_port()
     env = {
@@ -83,7 +83,7 @@ def run(*, n: int, delay_s: float, poll_s: float) -> dict:
     time.sleep(4)  # let the worker import Django and connect before the clock starts
     wait_listening(port)
     study = _build_study(n)
-    judge = Judge.objects.create(
+    judge = RegisteredModel.objects.create(
         name=f"bench-batch-{uuid.uuid4().hex[:8]}",
         kind="openai",
         base_url=f"http://127.0.0.1:{port}/v1",

@@ -87,7 +87,7 @@ def _run_job(*, study, model, mode: str, procs: list) -> dict:
 
 def run(*, n: int, latency_ms: int, concurrency: int, delay_s: float) -> dict:
     from cobbler_site.celery import app
-    from judging.models import Judge
+    from judging.models import RegisteredModel
 
     port = _free_port()
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "SIMULATOR_BATCH_DELAY_S": str(delay_s), "BATCH_POLL_SECONDS": "0.5"}
@@ -125,7 +125,7 @@ def run(*, n: int, latency_ms: int, concurrency: int, delay_s: float) -> dict:
     runs = []
     for mode in ("sync", "batch"):
         study = _build_study(n)  # one study per mode: each job pairs with the same 4 candidates
-        model = Judge.objects.create(
+        model = RegisteredModel.objects.create(
             name=f"bench-gen-{uuid.uuid4().hex[:8]}",
             kind="openai",
             base_url=f"http://127.0.0.1:{port}/v1",

@@ -115,7 +115,7 @@ def run_jobs(*, n: int, latency_ms: int, concurrency: int, workers: int, transpo
 
     from cobbler_site.celery import app
     from judging import services
-    from judging.models import Judge
+    from judging.models import RegisteredModel
 
     port = _free_port()
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -151,7 +151,7 @@ def run_jobs(*, n: int, latency_ms: int, concurrency: int, workers: int, transpo
     time.sleep(4)  # let the workers import Django and connect before the clock starts
     wait_listening(port)
     study = _build_study(n)
-    judge = Judge.objects.create(
+    judge = RegisteredModel.objects.create(
         name=f"bench-{uuid.uuid4().hex[:8]}",
         kind="openai",
         base_url=f"http://127.0.0.1:{port}/v1",
@@ -219,7 +219,7 @@ def run_baseline(*, n: int, latency_ms: int) -> dict:
     import openai
 
     from judging import conditions, parsers
-    from judging.models import Judge, Judgment
+    from judging.models import Judgment, RegisteredModel
     from judging.services import start_judge_job
 
     # The simulator runs in its own process, so its CPU is not billed to the loop.
@@ -233,7 +233,7 @@ def run_baseline(*, n: int, latency_ms: int) -> dict:
     time.sleep(3)
     wait_listening(port)
     study = _build_study(max(n, 210))
-    judge = Judge.objects.create(
+    judge = RegisteredModel.objects.create(
         name=f"bench-loop-{uuid.uuid4().hex[:6]}",
         kind="openai",
         base_url=base_url,

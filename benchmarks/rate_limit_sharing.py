@@ -88,7 +88,7 @@ def run(*, rpm: int, seconds: int, workers: int, latency_ms: int) -> dict:
 
 def _measure(port: int, *, rpm: int, seconds: int, workers: int, latency_ms: int) -> dict:
     from judging import services
-    from judging.models import Judge
+    from judging.models import RegisteredModel
 
     time.sleep(4)  # let the workers import Django and connect before the clock starts
     for _ in range(60):  # and the simulator listen (a loaded machine starts it slowly)
@@ -98,7 +98,7 @@ def _measure(port: int, *, rpm: int, seconds: int, workers: int, latency_ms: int
         except OSError:
             time.sleep(0.5)
     study = _build_study(rpm // 60 * seconds)
-    judge = Judge.objects.create(
+    judge = RegisteredModel.objects.create(
         name=f"bench-rl-{uuid.uuid4().hex[:8]}",
         kind="openai",
         base_url=f"http://127.0.0.1:{port}/v1",

@@ -57,7 +57,7 @@ def synthetic_mtbench(slug: str, *, votes: int = 6000, seed: int = 1) -> object:
         Submission,
         Task,
     )
-    from judging.models import Judge, JudgeJob, Judgment
+    from judging.models import JudgeJob, Judgment, RegisteredModel
 
     rng = random.Random(seed)
     study = Study.objects.create(slug=slug, name=slug, source="mtbench")
@@ -130,7 +130,7 @@ def synthetic_mtbench(slug: str, *, votes: int = 6000, seed: int = 1) -> object:
             )
         )
     Submission.objects.bulk_create(subs, batch_size=2000)
-    judge = Judge.objects.create(name=f"gpt-4-{slug}", kind="imported")
+    judge = RegisteredModel.objects.create(name=f"gpt-4-{slug}", kind="imported")
     job = JudgeJob.objects.create(study=study, judge=judge, conditions=["plain"], status="completed")
     Judgment.objects.bulk_create(
         [

@@ -12,11 +12,11 @@ from judging.models import (
     CachedCompletion,
     Generation,
     GenerationJob,
-    Judge,
     JudgeJob,
     Judgment,
     KeyGrant,
     PromptTemplate,
+    RegisteredModel,
 )
 
 
@@ -35,7 +35,7 @@ class SuperuserWrites:
 
 # A model without an owner may use any server key (judging.models.grants): only a superuser
 # writes registry rows here; researchers use the model pages, which own what they create.
-@admin.register(Judge)
+@admin.register(RegisteredModel)
 class JudgeAdmin(SuperuserWrites, admin.ModelAdmin):
     list_display = ("name", "kind", "baseline", "model", "base_url")
     # The encrypted key never appears in a page, not even the admin.

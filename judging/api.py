@@ -16,7 +16,7 @@ from annotations.models import Study
 from cobbler_site.foundation.api_schema import FIELD_ERRORS, NOT_FOUND, DetailError
 from judging import services
 from judging.generate.services import start_generation_job
-from judging.models import GenerationJob, Judge, JudgeJob, LLMJob, PromptTemplate
+from judging.models import GenerationJob, JudgeJob, LLMJob, PromptTemplate, RegisteredModel
 from judging.prompts.templates import TemplateError
 from judging.serializers import (
     GenerationJobSerializer,
@@ -34,13 +34,13 @@ from judging.template_services import save_template
 
 
 class JudgeViewSet(viewsets.ReadOnlyModelViewSet):
-    """The judges this user may use (Judge.objects.usable_by); private ones of others are 404."""
+    """The judges this user may use (RegisteredModel.objects.usable_by); private ones of others are 404."""
 
     serializer_class = JudgeSerializer
-    queryset = Judge.objects.order_by("name")
+    queryset = RegisteredModel.objects.order_by("name")
 
     def get_queryset(self):  # DRF's signature
-        return Judge.objects.usable_by(self.request.user).select_related("owner").order_by("name")
+        return RegisteredModel.objects.usable_by(self.request.user).select_related("owner").order_by("name")
 
 
 class PromptTemplateViewSet(viewsets.ReadOnlyModelViewSet):
@@ -275,7 +275,7 @@ def judge_job_arguments(request: Request) -> dict[str, Any]:
     d = data.validated_data
     return {
         "study": get_object_or_404(Study.objects.manageable_by(request.user), slug=d["study"]),
-        "judge": get_object_or_404(Judge.objects.usable_by(request.user), name=d["judge"]),
+        "judge": get_object_or_404(RegisteredModel.objects.usable_by(request.user), name=d["judge"]),
         "condition_names": d["conditions"],
         "pair_set": d["pair_set"],
         "budget_usd": d.get("budget_usd"),
@@ -294,7 +294,7 @@ def generation_job_arguments(request: Request) -> dict[str, Any]:
     d = data.validated_data
     return {
         "study": get_object_or_404(Study.objects.manageable_by(request.user), slug=d["study"]),
-        "generator": get_object_or_404(Judge.objects.usable_by(request.user), name=d["model"]),
+        "generator": get_object_or_404(RegisteredModel.objects.usable_by(request.user), name=d["model"]),
         "candidate_key": d["candidate_key"],
         "params": {"max_tokens": d["max_tokens"]} if d.get("max_tokens") else {},
         "budget_usd": d.get("budget_usd"),

@@ -16,7 +16,7 @@ from typing import Any
 
 from annotations.vocabulary import Condition, JudgeSlot
 from judging import error_hints, llm, parsers, prompts
-from judging.vocabulary import JudgeKind, Parser
+from judging.vocabulary import ModelKind, Parser
 
 # Long enough for a cold local model to answer one short prompt, short enough not to park a
 # web worker: the page waits for this call.
@@ -80,11 +80,11 @@ def _prompt() -> prompts.RenderedPrompt:
 
 def run(judge: Any) -> ConnectionResult:
     """Call ``judge`` (a saved or unsaved Judge) once; never raises for an endpoint's failure."""
-    if judge.kind == JudgeKind.IMPORTED:
+    if judge.kind == ModelKind.IMPORTED:
         return ConnectionResult(ok=False, error="imported results have no endpoint to call")
     prompt = _prompt()
     try:
-        snapshot = llm.JudgeSnapshot.of(judge)
+        snapshot = llm.ModelSnapshot.of(judge)
     except Exception as exc:  # e.g. a stored key that no longer decrypts
         return ConnectionResult(ok=False, error=f"cannot read the model's settings: {type(exc).__name__}")
     snapshot = dataclasses.replace(snapshot, timeout=min(TIMEOUT_S, snapshot.timeout or TIMEOUT_S), max_concurrency=1)

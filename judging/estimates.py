@@ -14,7 +14,7 @@ every surface shows the same numbers:
 - **tokens in**: ~4 characters a token over the rendered messages (``estimate_tokens_in``).
 - **tokens out** a call: the mean of this model's latest finished calls of the same job type,
   capped at the request's ``max_tokens``; without history ``max_tokens``; else a default.
-- **cost**: ``Judge.price`` at the synchronous or the Batch API price.
+- **cost**: ``RegisteredModel.price`` at the synchronous or the Batch API price.
 - **sampling**: up to ``EXACT_UP_TO`` rows every prompt is rendered; above, a seeded sample of
   whole pairs (instructions) holding about ``SAMPLE_ROWS`` rows is, and scaled up.
 """
@@ -30,9 +30,9 @@ from typing import Any
 from judging import services
 from judging.generate.rewrites import plan_rewrite_job, rewrite_rows
 from judging.generate.services import generation_rows, plan_generation_job
-from judging.models import CachedCompletion, Judge
+from judging.models import CachedCompletion, RegisteredModel
 from judging.runner.work import Request, WorkKind, estimate_tokens_in, kind_of, requested_max_tokens
-from judging.vocabulary import JobMode, JudgeKind, OutputBasis, RowStatus
+from judging.vocabulary import JobMode, ModelKind, OutputBasis, RowStatus
 
 EXACT_UP_TO = 2000  # rows whose prompts are all rendered; rendering stays well under a second
 SAMPLE_ROWS = 500  # above that, about this many rows are rendered (whole pairs or instructions)
@@ -69,7 +69,7 @@ def estimate_judge_job(**options: Any) -> Estimate:
     """The estimate of ``start_judge_job(**options)``; JobError exactly when it would raise."""
     plan = services.plan_judge_job(**options)
     job = plan.job
-    if job.judge.kind == JudgeKind.BASELINE:
+    if job.judge.kind == ModelKind.BASELINE:
         return _no_calls(job.total, "judgments")
     only = None
     if job.total > EXACT_UP_TO:
@@ -177,7 +177,7 @@ def cached_keys(keys: list[str]) -> set[str]:
     return found
 
 
-def typical_tokens_out(work: WorkKind, model: Judge, max_tokens: int | None) -> tuple[int, str, str]:
+def typical_tokens_out(work: WorkKind, model: RegisteredModel, max_tokens: int | None) -> tuple[int, str, str]:
     """(tokens out a call, its OutputBasis, a note saying where it comes from)."""
     mine = {f"job__{work.model_field}": model}  # rows of this model's jobs of this kind
     recent = list(

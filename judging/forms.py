@@ -10,7 +10,7 @@ from annotations.models import Study
 from annotations.vocabulary import Condition
 from cobbler_site.foundation.text_safety import StrictJSONFormField
 from judging import conditions, generation_params, parsers, prompts
-from judging.models import Judge, JudgeJob, PromptTemplate
+from judging.models import JudgeJob, PromptTemplate, RegisteredModel
 from judging.prompts import templates
 from judging.template_services import save_template
 from judging.vocabulary import Parser, VerdictFormat
@@ -45,9 +45,9 @@ NEW_TEMPLATE = "new"
 
 def _check_kind(data: dict[str, Any]) -> None:
     kind = data.get("kind")
-    if kind == Judge.Kind.OPENAI and not (data.get("base_url") and data.get("model")):
+    if kind == RegisteredModel.Kind.OPENAI and not (data.get("base_url") and data.get("model")):
         raise forms.ValidationError("An endpoint model needs a base URL and a model.")
-    if kind == Judge.Kind.BASELINE and not data.get("baseline"):
+    if kind == RegisteredModel.Kind.BASELINE and not data.get("baseline"):
         raise forms.ValidationError("Choose which baseline this is.")
 
 
@@ -116,7 +116,7 @@ class JudgeForm(forms.ModelForm):
     roles_shown = forms.BooleanField(required=False, initial=True, widget=forms.HiddenInput)
 
     class Meta:
-        model = Judge
+        model = RegisteredModel
         fields = (
             "name",
             "kind",
@@ -144,7 +144,7 @@ class JudgeForm(forms.ModelForm):
         # Django's forms.JSONField lets a 5,000-digit number raise ValueError (a 500) and a
         # "\u0000" escape reach jsonb; the strict field makes both a form error.
         field_classes = {"generation": StrictJSONFormField}
-        error_messages = {"name": {"unique": Judge.NAME_NOT_AVAILABLE}}
+        error_messages = {"name": {"unique": RegisteredModel.NAME_NOT_AVAILABLE}}
         labels = {
             "requests_per_minute": "Requests per minute",
             "max_concurrency": "Concurrency",
@@ -208,17 +208,17 @@ class JudgeForm(forms.ModelForm):
         kind = data.get("kind")
         if not data.get("roles_shown"):
             data["use_as_judge"] = True
-            data["use_as_generator"] = kind == Judge.Kind.OPENAI
+            data["use_as_generator"] = kind == RegisteredModel.Kind.OPENAI
         elif not (data.get("use_as_judge") or data.get("use_as_generator")):
             raise forms.ValidationError("Choose at least one role: judge, answer generator, or both.")
-        if kind != Judge.Kind.OPENAI and data.get("use_as_generator"):
+        if kind != RegisteredModel.Kind.OPENAI and data.get("use_as_generator"):
             self.add_error("use_as_generator", "Only an endpoint model can write answers.")
         self._clean_template(data)
         return data
 
     def _clean_template(self, data: dict[str, Any]) -> None:
         """Put the chosen template on the instance (a new one is saved in ``save``), so the
-        model's own validation (Judge.clean) sees it."""
+        model's own validation (RegisteredModel.clean) sees it."""
         self._new_template: dict[str, Any] | None = None
         if "template" not in self.data:
             return  # a client that never saw the field (an older script) keeps the judge's template
@@ -230,7 +230,7 @@ class JudgeForm(forms.ModelForm):
             own = self._own_templates.filter(pk=choice.removeprefix("own:")).first()
         elif choice == NEW_TEMPLATE:
             self._new_template = self._checked_new_template(data)
-        if choice and data.get("kind") != Judge.Kind.OPENAI:
+        if choice and data.get("kind") != RegisteredModel.Kind.OPENAI:
             self.add_error("template", "Only an endpoint model is prompted with a template.")
             builtin, own, self._new_template = "", None, None  # said once, here
         self.instance.prompt_template, self.instance.own_template = builtin, own
@@ -261,7 +261,7 @@ class JudgeForm(forms.ModelForm):
             return None
         return fields
 
-    def save(self, commit: bool = True) -> Judge:
+    def save(self, commit: bool = True) -> RegisteredModel:
         judge = super().save(commit=False)
         if self._new_template is not None:
             owner = judge.owner or self.user
@@ -282,7 +282,7 @@ class ConnectionTestForm(forms.ModelForm):
     base_url = forms.URLField(required=False, max_length=500, assume_scheme="http")
 
     class Meta:
-        model = Judge
+        model = RegisteredModel
         fields = ("kind", "baseline", "base_url", "model", "api_key_env", "generation", "request_timeout", "transport")
         field_classes = {"generation": StrictJSONFormField}  # as JudgeForm: a form error, never a 500
 
@@ -292,10 +292,10 @@ class ConnectionTestForm(forms.ModelForm):
         _check_kind(data)
         return data
 
-    def model_to_test(self) -> Judge:
+    def model_to_test(self) -> RegisteredModel:
         """The unsaved model these values describe, with the key they may use.
 
-        A stored key goes with its endpoint only (as Judge.save does): for a changed base URL
+        A stored key goes with its endpoint only (as RegisteredModel.save does): for a changed base URL
         only a key typed in this form or a newly named variable is sent.
         """
         judge = self.instance
@@ -313,8 +313,8 @@ class ConnectionTestForm(forms.ModelForm):
 class JobForm(forms.Form):
     # Narrowed to the studies the user manages (Study.objects.manageable_by) in __init__.
     study = forms.ModelChoiceField(queryset=Study.objects.none())
-    # Narrowed to the judges the user may use (Judge.objects.usable_by) in __init__.
-    judge = forms.ModelChoiceField(queryset=Judge.objects.none())
+    # Narrowed to the judges the user may use (RegisteredModel.objects.usable_by) in __init__.
+    judge = forms.ModelChoiceField(queryset=RegisteredModel.objects.none())
     conditions = forms.MultipleChoiceField(
         choices=[(c, c) for c in conditions.SUPPORTED],
         initial=[Condition.ORDER],
@@ -347,7 +347,10 @@ class JobForm(forms.Form):
         super().__init__(*args, **kwargs)
         cast(forms.ModelChoiceField, self.fields["study"]).queryset = Study.objects.manageable_by(user).order_by("slug")
         cast(forms.ModelChoiceField, self.fields["judge"]).queryset = (
-            Judge.objects.usable_by(user).exclude(kind=Judge.Kind.IMPORTED).filter(use_as_judge=True).order_by("name")
+            RegisteredModel.objects.usable_by(user)
+            .exclude(kind=RegisteredModel.Kind.IMPORTED)
+            .filter(use_as_judge=True)
+            .order_by("name")
         )
         cast(forms.ChoiceField, self.fields["prompt_version"]).choices = [
             ("", "Default"),

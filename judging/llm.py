@@ -1,6 +1,6 @@
 """The only place that talks to a judge: an OpenAI-compatible endpoint or a built-in baseline.
 
-Runs in HTTP threads, so it never touches the ORM: callers pass a ``JudgeSnapshot``.
+Runs in HTTP threads, so it never touches the ORM: callers pass a ``ModelSnapshot``.
 Errors come out as two kinds: ``TransientError`` (429 with its Retry-After, 5xx, timeouts,
 connection errors: worth retrying) and ``PermanentError`` (anything else). Their messages
 never contain the API key.
@@ -21,7 +21,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from judging import endpoints, generation_params
 from judging.conditions import seeded_rng
 from judging.key_refusal import KeyNotGranted
-from judging.vocabulary import Baseline, JudgeKind, Transport
+from judging.vocabulary import Baseline, ModelKind, Transport
 
 
 class TransientError(Exception):
@@ -35,7 +35,7 @@ class PermanentError(Exception):
 
 
 @dataclass(frozen=True)
-class JudgeSnapshot:
+class ModelSnapshot:
     id: int
     kind: str
     baseline: str
@@ -52,11 +52,11 @@ class JudgeSnapshot:
     refusal: str = ""
 
     @classmethod
-    def of(cls, judge: Any) -> JudgeSnapshot:
+    def of(cls, judge: Any) -> ModelSnapshot:
         """The call settings of ``judge``; an ungranted server key gives a snapshot that refuses
         every call (with the grant's message) instead of raising, so each row fails with it."""
         try:
-            api_key = judge.get_api_key() if judge.kind == JudgeKind.OPENAI else ""
+            api_key = judge.get_api_key() if judge.kind == ModelKind.OPENAI else ""
             refusal = ""
         except KeyNotGranted as exc:
             api_key, refusal = "", str(exc)
@@ -89,7 +89,7 @@ _clients: dict[tuple, openai.OpenAI] = {}
 _clients_lock = threading.Lock()
 
 
-def _client(judge: JudgeSnapshot) -> openai.OpenAI:
+def _client(judge: ModelSnapshot) -> openai.OpenAI:
     key = (judge.base_url, judge.api_key, judge.timeout, judge.max_concurrency)
     with _clients_lock:
         if key not in _clients:
@@ -123,7 +123,7 @@ def _redact(message: str, secret: str) -> str:
 
 
 def complete(
-    judge: JudgeSnapshot,
+    judge: ModelSnapshot,
     messages: list[dict[str, str]],
     *,
     seed_parts: tuple = (),
@@ -135,7 +135,7 @@ def complete(
 
     ``body``: the extra chat.completions parameters (default: the model's generation settings).
     """
-    if judge.kind == JudgeKind.BASELINE:
+    if judge.kind == ModelKind.BASELINE:
         return _baseline(judge.baseline, labels=labels, texts=texts, seed_parts=seed_parts)
     if judge.refusal:
         raise PermanentError(judge.refusal)
@@ -178,7 +178,7 @@ def complete(
 _http_clients: dict[tuple, httpx2.Client] = {}
 
 
-def _http_client(judge: JudgeSnapshot) -> httpx2.Client:
+def _http_client(judge: ModelSnapshot) -> httpx2.Client:
     key = (judge.base_url, judge.timeout, judge.max_concurrency)
     with _clients_lock:
         if key not in _http_clients:
@@ -189,7 +189,7 @@ def _http_client(judge: JudgeSnapshot) -> httpx2.Client:
         return _http_clients[key]
 
 
-def _complete_http(judge: JudgeSnapshot, messages: list[dict[str, str]], extra: dict[str, Any]) -> Completion:
+def _complete_http(judge: ModelSnapshot, messages: list[dict[str, str]], extra: dict[str, Any]) -> Completion:
     """The lean transport: same request, same error classes as the SDK path."""
     headers = {"Authorization": f"Bearer {judge.api_key}"} if judge.api_key else {}
     body = {"model": judge.model, "messages": messages, **extra}

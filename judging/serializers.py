@@ -8,7 +8,7 @@ from rest_framework import serializers
 from annotations.vocabulary import RewriteKind
 from cobbler_site.foundation.api_input import BudgetField, ClosedInput
 from judging import conditions, parsers, prompts
-from judging.models import Generation, GenerationJob, Judge, JudgeJob, Judgment, PromptTemplate
+from judging.models import Generation, GenerationJob, JudgeJob, Judgment, PromptTemplate, RegisteredModel
 from judging.prompts import templates
 from judging.vocabulary import Parser, VerdictFormat
 
@@ -26,7 +26,7 @@ class JudgeSerializer(serializers.ModelSerializer):
     )
 
     class Meta:
-        model = Judge
+        model = RegisteredModel
         fields = (
             "id",
             "name",

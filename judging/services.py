@@ -19,13 +19,13 @@ from annotations.services.rewrites import missing_rewrites_message, rewrites_for
 from judging import conditions, enqueue, generation_params, parsers, prompts
 from judging.batch import driver
 from judging.generate.finish import own_candidate_key
-from judging.models import GenerationJob, Judge, JudgeJob, Judgment, LLMJob
+from judging.models import GenerationJob, JudgeJob, Judgment, LLMJob, RegisteredModel
 from judging.runner import enqueue_sync, kind_of, maybe_complete
 from judging.runner.dispatch import chunked
 from judging.vocabulary import Parser, RowStatus
 
 logger = logging.getLogger(__name__)
-BASELINES = tuple(Judge.Baseline.values)
+BASELINES = tuple(RegisteredModel.Baseline.values)
 
 
 class JobError(ValueError):
@@ -40,13 +40,18 @@ class ModelRefused(JobError):
 # --- judges ---------------------------------------------------------------------------
 
 
-def ensure_baseline_judge(*, name: str) -> Judge:
+def ensure_baseline_judge(*, name: str) -> RegisteredModel:
     """The built-in baseline judge called ``name`` (longer, first-slot, last-slot, random)."""
     if name not in BASELINES:
         raise JobError(f"unknown baseline {name!r}; use {', '.join(BASELINES)}")
-    judge, _ = Judge.objects.get_or_create(
+    judge, _ = RegisteredModel.objects.get_or_create(
         name=name,
-        defaults={"kind": Judge.Kind.BASELINE, "baseline": name, "max_concurrency": 4, "requests_per_minute": 0},
+        defaults={
+            "kind": RegisteredModel.Kind.BASELINE,
+            "baseline": name,
+            "max_concurrency": 4,
+            "requests_per_minute": 0,
+        },
     )
     return judge
 
@@ -66,9 +71,9 @@ def create_judge(
     price_out_per_1k: Decimal = Decimal(0),
     self_candidate_key: str = "",
     request_timeout: float = 60.0,
-    transport: str = Judge.Transport.OPENAI,
+    transport: str = RegisteredModel.Transport.OPENAI,
     owner: Any = None,
-) -> Judge:
+) -> RegisteredModel:
     """Create an endpoint judge (or a baseline). JobError on bad input or a taken name.
 
     ValidationError when the key variable lacks JUDGE_KEY_ENV_PREFIX or is not granted to
@@ -76,19 +81,19 @@ def create_judge(
     ``generation`` holds a parameter outside judging.generation_params. Without ``owner``
     the judge is public (like the baselines).
     """
-    if Judge.objects.filter(name=name).exists():
-        raise JobError(Judge.NAME_NOT_AVAILABLE)
+    if RegisteredModel.objects.filter(name=name).exists():
+        raise JobError(RegisteredModel.NAME_NOT_AVAILABLE)
     if baseline:
-        return Judge.objects.create(
-            name=name, kind=Judge.Kind.BASELINE, baseline=_check_baseline(baseline), requests_per_minute=0
+        return RegisteredModel.objects.create(
+            name=name, kind=RegisteredModel.Kind.BASELINE, baseline=_check_baseline(baseline), requests_per_minute=0
         )
     if not base_url or not model:
         raise JobError("an endpoint judge needs --base-url and --model")
     if max_concurrency < 1:
         raise JobError("max concurrency must be at least 1")
-    judge = Judge(
+    judge = RegisteredModel(
         name=name,
-        kind=Judge.Kind.OPENAI,
+        kind=RegisteredModel.Kind.OPENAI,
         base_url=base_url,
         model=model,
         api_key_env=api_key_env,
@@ -141,8 +146,8 @@ def point_demo_judge_at(*, base_url: str) -> bool:
     ``sim:`` string and whose URL is a local simulator already, so a researcher's judge (or a
     demo judge someone pointed at a real endpoint) is never touched. True when it moved.
     """
-    judge = Judge.objects.filter(
-        name=DEMO_JUDGE, owner__isnull=True, kind=Judge.Kind.OPENAI, model__startswith="sim:"
+    judge = RegisteredModel.objects.filter(
+        name=DEMO_JUDGE, owner__isnull=True, kind=RegisteredModel.Kind.OPENAI, model__startswith="sim:"
     ).first()
     if (
         judge is None
@@ -151,18 +156,18 @@ def point_demo_judge_at(*, base_url: str) -> bool:
     ):
         return False
     # Conditional on the URL read: an edit made meanwhile (in the judge form) wins.
-    moved = Judge.objects.filter(pk=judge.pk, base_url=judge.base_url).update(base_url=base_url)
+    moved = RegisteredModel.objects.filter(pk=judge.pk, base_url=judge.base_url).update(base_url=base_url)
     if moved:
         logger.info("demo judge %s now calls %s", DEMO_JUDGE, base_url)
     return bool(moved)
 
 
-def ensure_demo_judges() -> list[Judge]:
+def ensure_demo_judges() -> list[RegisteredModel]:
     """The demo's simulated judge (at settings.SIMULATOR_BASE_URL) plus the four baselines."""
-    sim, _ = Judge.objects.update_or_create(
+    sim, _ = RegisteredModel.objects.update_or_create(
         name=DEMO_JUDGE,
         defaults={
-            "kind": Judge.Kind.OPENAI,
+            "kind": RegisteredModel.Kind.OPENAI,
             "base_url": settings.SIMULATOR_BASE_URL,
             "model": "sim:order_first=0.3,bandwagon=0.5,distractor=0.2,length=0.2,invalid=0.03,cot=0.5,latency_ms=50,seed=1",
             "max_concurrency": 8,
@@ -203,7 +208,7 @@ def pairs_for(*, study: Study, pair_set: str) -> list[Pair]:
 def start_judge_job(
     *,
     study: Study,
-    judge: Judge,
+    judge: RegisteredModel,
     condition_names: list[str],
     pair_set: str = "all",
     budget_usd: Decimal | None = None,
@@ -273,7 +278,7 @@ class JudgeJobPlan(NamedTuple):
 def plan_judge_job(
     *,
     study: Study,
-    judge: Judge,
+    judge: RegisteredModel,
     condition_names: list[str],
     pair_set: str = "all",
     budget_usd: Decimal | None = None,
@@ -340,7 +345,7 @@ def plan_judge_job(
     return JudgeJobPlan(job, pairs, names)
 
 
-def _self_key(study: Study, judge: Judge) -> str:
+def _self_key(study: Study, judge: RegisteredModel) -> str:
     # Egocentric bias without a manual --self-candidate: the answers this model generated.
     return own_candidate_key(study=study, model=judge)
 
@@ -351,9 +356,14 @@ def _finish_queueing(job: LLMJob) -> None:
 
 
 def _validate(
-    *, judge: Judge, condition_names: list[str], parser: str, prompt_version: str | None, budget_usd: Decimal | None
+    *,
+    judge: RegisteredModel,
+    condition_names: list[str],
+    parser: str,
+    prompt_version: str | None,
+    budget_usd: Decimal | None,
 ) -> list[str]:
-    if judge.kind == Judge.Kind.IMPORTED:
+    if judge.kind == RegisteredModel.Kind.IMPORTED:
         raise JobError(f"judge {judge.name!r} holds imported results and cannot be called")
     check_sendable(judge)
     if parser not in parsers.PARSERS:
@@ -375,7 +385,7 @@ def _validate(
         raise JobError(str(exc)) from None
 
 
-def check_sendable(judge: Judge) -> None:
+def check_sendable(judge: RegisteredModel) -> None:
     """ModelRefused unless ``judge`` may send requests: its owner holds a grant for its server
     key variable, and its generation settings are allow-listed (both checked again per request)."""
     refusal = judge.key_refusal()

@@ -20,7 +20,7 @@ from cobbler_site.foundation.access import Audience, allow
 from cobbler_site.foundation.htmx import HtmxHttpRequest
 from judging import connection_test, estimate_forms, estimates, presets, services
 from judging.forms import ConnectionTestForm, JobForm, JudgeForm
-from judging.models import Judge, JudgeJob
+from judging.models import JudgeJob, RegisteredModel
 
 
 @allow(Audience.RESEARCHER)
@@ -97,28 +97,28 @@ def job_action(request: HtmxHttpRequest, job_id: int, action: str) -> HttpRespon
 @allow(Audience.RESEARCHER)
 @require_http_methods(["GET"])
 def judges(request: HtmxHttpRequest) -> HttpResponse:
-    judges = Judge.objects.usable_by(request.user).select_related("owner", "own_template").order_by("name")
-    editable = set(Judge.objects.editable_by(request.user).values_list("pk", flat=True))
+    judges = RegisteredModel.objects.usable_by(request.user).select_related("owner", "own_template").order_by("name")
+    editable = set(RegisteredModel.objects.editable_by(request.user).values_list("pk", flat=True))
     return render(request, "judging/judges.html", {"judges": judges, "editable": editable})
 
 
-def _editable_judge(request: HtmxHttpRequest, judge_id: int) -> Judge:
+def _editable_judge(request: HtmxHttpRequest, judge_id: int) -> RegisteredModel:
     # A private model someone else owns does not exist for this user; a visible one that is
     # not theirs (public, shared) may be used but not edited.
-    judge = get_object_or_404(Judge.objects.usable_by(request.user), pk=judge_id)
-    if not Judge.objects.editable_by(request.user).filter(pk=judge.pk).exists():
+    judge = get_object_or_404(RegisteredModel.objects.usable_by(request.user), pk=judge_id)
+    if not RegisteredModel.objects.editable_by(request.user).filter(pk=judge.pk).exists():
         raise PermissionDenied("only the model's owner (or a superuser) can edit it")
     return judge
 
 
-def _new_model(request: HtmxHttpRequest) -> Judge:
+def _new_model(request: HtmxHttpRequest) -> RegisteredModel:
     """A new model is private to its creator until shared, and owned from the start, so its
-    validation checks the creator's key grants (Judge.clean)."""
+    validation checks the creator's key grants (RegisteredModel.clean)."""
     assert request.user.is_authenticated  # @allow(Audience.RESEARCHER)
-    return Judge(owner=request.user)
+    return RegisteredModel(owner=request.user)
 
 
-def _form_context(form: JudgeForm, judge: Judge | None) -> dict:
+def _form_context(form: JudgeForm, judge: RegisteredModel | None) -> dict:
     return {
         "form": form,
         "judge": judge,
@@ -141,7 +141,7 @@ def judge_edit(request: HtmxHttpRequest, judge_id: int | None = None) -> HttpRes
             saved.set_api_key("")
         elif form.cleaned_data["api_key"]:
             saved.set_api_key(form.cleaned_data["api_key"])
-        saved.save()  # a new base_url drops the old key (Judge.save)
+        saved.save()  # a new base_url drops the old key (RegisteredModel.save)
         form.save_m2m()
         roles = " and ".join(
             r for r, on in (("judge", saved.use_as_judge), ("answer generator", saved.use_as_generator)) if on
@@ -169,7 +169,7 @@ def judge_delete(request: HtmxHttpRequest, judge_id: int) -> HttpResponse:
     return render(request, "judging/judge_confirm_delete.html", {"judge": judge})
 
 
-def _connection_response(request: HtmxHttpRequest, judge: Judge, *, title: str) -> HttpResponse:
+def _connection_response(request: HtmxHttpRequest, judge: RegisteredModel, *, title: str) -> HttpResponse:
     """Throttle, call once, and show the result: an htmx fragment or, without JS, a page."""
     wait = throttle.hit("connection-test", f"user-{request.user.pk}", settings.THROTTLE_CONNECTION_TEST)
     if wait is not None:
@@ -196,7 +196,7 @@ def _connection_response(request: HtmxHttpRequest, judge: Judge, *, title: str) 
 @require_POST
 def judge_test(request: HtmxHttpRequest, judge_id: int) -> HttpResponse:
     """Test a saved model: anyone who may use it may check it answers."""
-    judge = get_object_or_404(Judge.objects.usable_by(request.user), pk=judge_id)
+    judge = get_object_or_404(RegisteredModel.objects.usable_by(request.user), pk=judge_id)
     return _connection_response(request, judge, title=judge.name)
 
 

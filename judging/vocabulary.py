@@ -1,7 +1,7 @@
 """The words of the judging side, each spelled once: judge kinds, baselines, transports,
 parsers, job and row statuses, job modes.
 
-The models name these as ``Judge.Kind``, ``LLMJob.Status`` ... (aliases of the classes here),
+The models name these as ``RegisteredModel.Kind``, ``LLMJob.Status`` ... (aliases of the classes here),
 and code elsewhere names the member, never the string: ``tests/foundation/test_vocabulary.py``
 fails on a stray literal. Conditions, presentations and slots are shared with the crowd side
 and live in ``annotations.vocabulary``.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from django.db import models
 
 
-class JudgeKind(models.TextChoices):
+class ModelKind(models.TextChoices):
     OPENAI = "openai", "OpenAI-compatible endpoint"
     BASELINE = "baseline", "Built-in baseline"
     IMPORTED = "imported", "Imported results (no endpoint)"

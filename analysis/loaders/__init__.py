@@ -18,7 +18,7 @@ from django.db.models.functions import Coalesce, Length, NullIf
 from analysis.loaders.report_cache import shared_within_report
 from analysis.profiles import DEFAULT, Profile
 from annotations.models import Assignment, Candidate, Instruction, Pair, Response, Study, Submission, Task
-from judging.models import AggregateJudgment, Judge, JudgeJob, Judgment
+from judging.models import AggregateJudgment, JudgeJob, Judgment, RegisteredModel
 
 # Jobs a report names explicitly (``report --jobs``); None = the re-run rule decides.
 _NAMED_JOBS: ContextVar[tuple[int, ...] | None] = ContextVar("analysis_named_jobs", default=None)
@@ -329,7 +329,7 @@ def aggregates_frame(study: Study, *, collection: str | None = None, run: str | 
     if not rows:
         return pd.DataFrame(columns=cols)
     frame = pd.DataFrame.from_records(rows, columns=cols)
-    judges = dict(Judge.objects.filter(pk__in=frame["judge"].unique().tolist()).values_list("pk", "name"))
+    judges = dict(RegisteredModel.objects.filter(pk__in=frame["judge"].unique().tolist()).values_list("pk", "name"))
     instructions = dict(Instruction.objects.filter(study=study).values_list("pk", "index"))
     candidates = dict(Candidate.objects.filter(study=study).values_list("pk", "key"))
     frame["judge"] = frame["judge"].map(judges)

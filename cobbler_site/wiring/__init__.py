@@ -7,7 +7,7 @@ judges' results in one transaction, sits above all three in ``cobbler_site``: he
 the commands that call it (``cobbler_site/management/commands/``: ``import_cobbler``,
 ``import_mtbench``, ``seed_demo``, ``runstack``).
 
-- ``imported_judges``: the ``Judge(kind="imported")`` rows an import attaches results to.
+- ``imported_judges``: the ``RegisteredModel(kind="imported")`` rows an import attaches results to.
 - ``cobbler_import``: the CoBBLEr data layout, including the evaluators' stored win counts.
 - ``mtbench_import``: MT-Bench human judgments and the ``gpt4_pair`` verdicts.
 """

@@ -4,7 +4,7 @@ The study content and the human ranking and bias studies come from
 ``annotations.importers``; this adds what the evaluators produced and wraps the whole
 import in one transaction, so bad input leaves the database unchanged. CoBBLEr
 published no per-pair judge logs, only per-instruction win counts: they become
-``AggregateJudgment`` rows of ``Judge(kind="imported")``, never Judgments.
+``AggregateJudgment`` rows of ``RegisteredModel(kind="imported")``, never Judgments.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from annotations.importers.cobbler_content import CobblerContent, import_cobbler
 from annotations.importers.cobbler_ranking import import_ranking_study
 from annotations.models import Assignment, Condition, Submission
 from cobbler_site.wiring.imported_judges import imported_judges
-from judging.models import AggregateJudgment, Judge
+from judging.models import AggregateJudgment, RegisteredModel
 
 MODEL_ANNOTATIONS = Path("human/batches/model_annotations")
 MODEL_BIAS = Path("human/batches/model_bias")
@@ -106,7 +106,7 @@ def import_cobbler(*, root: Path, slug: str) -> ImportReport:
     counter = RowCounter(
         {
             **content_counters(slug),
-            "judges": Judge.objects.filter(aggregates__study__slug=slug).distinct(),
+            "judges": RegisteredModel.objects.filter(aggregates__study__slug=slug).distinct(),
             "aggregate judgments": AggregateJudgment.objects.filter(study__slug=slug),
         }
     )

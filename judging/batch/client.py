@@ -1,6 +1,6 @@
 """The OpenAI Batch API calls: upload the JSONL, create, retrieve, cancel, read the files.
 
-Like ``judging.llm`` it never touches the ORM (callers pass a ``JudgeSnapshot``), checks the
+Like ``judging.llm`` it never touches the ORM (callers pass a ``ModelSnapshot``), checks the
 base URL against ``JUDGE_ALLOWED_HOSTS`` before any request carries the key, and raises the
 same two error kinds with the same leading texts ("429 rate limited", "500 server error",
 "timeout", "connection error", "host not allowed: ..."), never containing the key.
@@ -16,7 +16,7 @@ import httpx2
 import openai
 
 from judging import endpoints
-from judging.llm import JudgeSnapshot, PermanentError, TransientError
+from judging.llm import ModelSnapshot, PermanentError, TransientError
 
 ENDPOINT = "/v1/chat/completions"
 COMPLETION_WINDOW = "24h"
@@ -46,7 +46,7 @@ _clients: dict[tuple, openai.OpenAI] = {}
 _lock = threading.Lock()
 
 
-def _client(judge: JudgeSnapshot) -> openai.OpenAI:
+def _client(judge: ModelSnapshot) -> openai.OpenAI:
     timeout = max(judge.timeout, MIN_TIMEOUT)
     key = (judge.base_url, judge.api_key, timeout)
     with _lock:
@@ -62,7 +62,7 @@ def _client(judge: JudgeSnapshot) -> openai.OpenAI:
         return _clients[key]
 
 
-def _call(judge: JudgeSnapshot, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+def _call(judge: ModelSnapshot, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
     """Run one SDK call with the errors of ``judging.llm`` (and the key grant and host checks first)."""
     if judge.refusal:
         raise PermanentError(judge.refusal)
@@ -86,7 +86,7 @@ def _call(judge: JudgeSnapshot, what: str, fn: Any, *args: Any, **kwargs: Any) -
         raise PermanentError(_redact(f"{type(exc).__name__} ({what}): {exc}", judge)[:300]) from None
 
 
-def _redact(message: str, judge: JudgeSnapshot) -> str:
+def _redact(message: str, judge: ModelSnapshot) -> str:
     return message.replace(judge.api_key, "[redacted]") if judge.api_key else message
 
 
@@ -109,14 +109,14 @@ def _status(batch: Any) -> BatchStatus:
     )
 
 
-def upload(judge: JudgeSnapshot, content: bytes, filename: str) -> str:
+def upload(judge: ModelSnapshot, content: bytes, filename: str) -> str:
     """Upload a batch input file (purpose "batch"); returns its file id."""
     client = _client(judge)
     stored = _call(judge, "upload", client.files.create, file=(filename, content, "application/jsonl"), purpose="batch")
     return stored.id
 
 
-def create(judge: JudgeSnapshot, input_file_id: str, metadata: dict[str, str] | None = None) -> BatchStatus:
+def create(judge: ModelSnapshot, input_file_id: str, metadata: dict[str, str] | None = None) -> BatchStatus:
     client = _client(judge)
     batch = _call(
         judge,
@@ -130,15 +130,15 @@ def create(judge: JudgeSnapshot, input_file_id: str, metadata: dict[str, str] | 
     return _status(batch)
 
 
-def retrieve(judge: JudgeSnapshot, batch_id: str) -> BatchStatus:
+def retrieve(judge: ModelSnapshot, batch_id: str) -> BatchStatus:
     return _status(_call(judge, "retrieve batch", _client(judge).batches.retrieve, batch_id))
 
 
-def cancel(judge: JudgeSnapshot, batch_id: str) -> BatchStatus:
+def cancel(judge: ModelSnapshot, batch_id: str) -> BatchStatus:
     return _status(_call(judge, "cancel batch", _client(judge).batches.cancel, batch_id))
 
 
-def content(judge: JudgeSnapshot, file_id: str) -> bytes:
+def content(judge: ModelSnapshot, file_id: str) -> bytes:
     """An output or error file's bytes (JSONL)."""
     return _call(judge, "file content", _client(judge).files.content, file_id).content
 

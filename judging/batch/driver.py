@@ -32,7 +32,7 @@ from django.utils import timezone
 
 from judging import enqueue, generation_params, llm
 from judging.batch import client
-from judging.models import BatchRun, CachedCompletion, GenerationJob, Judge
+from judging.models import BatchRun, CachedCompletion, GenerationJob, RegisteredModel
 from judging.runner import Request, Result, enqueue_sync, kind_of, maybe_complete, store_results
 from judging.runner.work import estimate_cost
 from judging.vocabulary import RowStatus
@@ -49,13 +49,13 @@ def runs_of(job: Any):  # a QuerySet of BatchRun
     return BatchRun.objects.filter(**_job_ref(job))
 
 
-def can_batch(model: Judge) -> bool:
+def can_batch(model: RegisteredModel) -> bool:
     """Only endpoint models speak the Batch API (baselines answer locally).
 
     A model whose key or generation settings would be refused goes to synchronous calls
     instead, where ``judging.llm.complete`` fails each row with the reason (nothing is sent).
     """
-    if model.kind != Judge.Kind.OPENAI or model.key_refusal():
+    if model.kind != RegisteredModel.Kind.OPENAI or model.key_refusal():
         return False
     try:
         generation_params.check(model.generation)
@@ -92,7 +92,7 @@ def plan_lines(requests: Iterable[Request]) -> list[Line]:
     return list(by_key.values())
 
 
-def _body(model: Judge, request: Request) -> dict[str, Any]:
+def _body(model: RegisteredModel, request: Request) -> dict[str, Any]:
     return {"model": model.model, "messages": request.messages, **request.body}
 
 
@@ -233,7 +233,7 @@ def _uncount(job: Any, carriers: list[int]) -> None:
 
 def _send(job: Any, run: BatchRun, content: bytes, lines: list[Line]) -> BatchRun:
     kind = kind_of(job)
-    snapshot = llm.JudgeSnapshot.of(job.called_model)
+    snapshot = llm.ModelSnapshot.of(job.called_model)
     # Counted before anything is sent: a worker dying mid-upload still leaves them counted.
     type(job).objects.filter(pk=job.pk).update(calls=F("calls") + len(lines))
     kind.rows(job).filter(pk__in=[line.carrier for line in lines]).update(attempts=F("attempts") + 1)
@@ -307,7 +307,7 @@ def poll(batch_run_id: int) -> str:
     if run.state != State.SUBMITTED:
         return run.state
     job = run.job
-    snapshot = llm.JudgeSnapshot.of(job.called_model)
+    snapshot = llm.ModelSnapshot.of(job.called_model)
     try:
         if job.status == job.Status.CANCELLED and run.provider_status not in ("cancelling", *client.FINAL_STATUSES):
             status = client.cancel(snapshot, run.provider_batch_id)
@@ -336,7 +336,7 @@ def poll(batch_run_id: int) -> str:
         return State.SUBMITTED
 
 
-def collect(batch_run_id: int, status: client.BatchStatus, snapshot: llm.JudgeSnapshot) -> str:
+def collect(batch_run_id: int, status: client.BatchStatus, snapshot: llm.ModelSnapshot) -> str:
     """Read the output and error files into the rows, in one transaction."""
     output = client.content(snapshot, status.output_file_id) if status.output_file_id else b""
     errors = client.content(snapshot, status.error_file_id) if status.error_file_id else b""

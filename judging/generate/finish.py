@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from annotations.models import Candidate, Pair, Response, Study
 from judging.generate.rewrite_output import finish_rewrite_job
-from judging.models import Generation, GenerationJob, Judge
+from judging.models import Generation, GenerationJob, RegisteredModel
 
 logger = logging.getLogger(__name__)
 
@@ -142,7 +142,7 @@ def extend_pairs(job: GenerationJob, candidate: Candidate, responses: list[Respo
     return len(new)
 
 
-def own_candidate_key(*, study: Study, model: Judge) -> str:
+def own_candidate_key(*, study: Study, model: RegisteredModel) -> str:
     """The study's candidate this registered model wrote (its latest completed generation job),
     else the model's manual ``self_candidate_key``; "" when it has none."""
     key = (

@@ -11,19 +11,23 @@ from django.db.models import QuerySet
 from annotations.models import Study
 from annotations.vocabulary import RewriteKind
 from judging.generate import prompts
-from judging.models import GenerationJob, Judge
+from judging.models import GenerationJob, RegisteredModel
 
 
-def generator_models(user: Any) -> QuerySet[Judge]:
+def generator_models(user: Any) -> QuerySet[RegisteredModel]:
     """The registered models ``user`` may have write answers (or rewrite them)."""
-    return Judge.objects.usable_by(user).filter(kind=Judge.Kind.OPENAI, use_as_generator=True).order_by("name")
+    return (
+        RegisteredModel.objects.usable_by(user)
+        .filter(kind=RegisteredModel.Kind.OPENAI, use_as_generator=True)
+        .order_by("name")
+    )
 
 
 class GenerationForm(forms.Form):
     # Narrowed in __init__: studies the user manages, generator models the user may use.
     study = forms.ModelChoiceField(queryset=Study.objects.none())
     model = forms.ModelChoiceField(
-        queryset=Judge.objects.none(), help_text="A registered model with “use as generator” on."
+        queryset=RegisteredModel.objects.none(), help_text="A registered model with “use as generator” on."
     )
     candidate_key = forms.CharField(
         required=False, max_length=64, help_text="The new candidate's key in the study. Blank: the model's name."
@@ -47,7 +51,7 @@ class RewriteForm(forms.Form):
     """A rewrite job of one study (the page's own, so no study field)."""
 
     model = forms.ModelChoiceField(
-        queryset=Judge.objects.none(), help_text="A registered model with “use as generator” on."
+        queryset=RegisteredModel.objects.none(), help_text="A registered model with “use as generator” on."
     )
     kind = forms.ChoiceField(
         choices=[(kind.value, f"{kind.value}: {kind.label}") for kind in RewriteKind], initial=RewriteKind.SENTIMENT

@@ -17,7 +17,7 @@ from annotations.models import Pair, Response, ResponseRewrite, Study
 from annotations.vocabulary import RewriteKind
 from judging.generate import prompts
 from judging.generate.services import check_generator, check_params
-from judging.models import Generation, GenerationJob, Judge
+from judging.models import Generation, GenerationJob, RegisteredModel
 from judging.services import JobError, enqueue_pending
 
 logger = logging.getLogger(__name__)
@@ -33,7 +33,7 @@ class RewriteJobPlan(NamedTuple):
 def plan_rewrite_job(
     *,
     study: Study,
-    generator: Judge,
+    generator: RegisteredModel,
     kind: str = RewriteKind.SENTIMENT,
     params: dict[str, Any] | None = None,
     budget_usd: Decimal | None = None,

@@ -19,7 +19,7 @@ from annotations.models import Candidate, Instruction, Response, Study
 from judging import generation_params
 from judging.generate import prompts
 from judging.generate.rewrite_output import is_read
-from judging.models import Generation, GenerationJob, Judge
+from judging.models import Generation, GenerationJob, RegisteredModel
 from judging.services import JobError, check_sendable, enqueue_pending
 
 logger = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ _KEY = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 def start_generation_job(
     *,
     study: Study,
-    generator: Judge,
+    generator: RegisteredModel,
     candidate_key: str = "",
     params: dict[str, Any] | None = None,
     budget_usd: Decimal | None = None,
@@ -90,7 +90,7 @@ class GenerationJobPlan(NamedTuple):
 def plan_generation_job(
     *,
     study: Study,
-    generator: Judge,
+    generator: RegisteredModel,
     candidate_key: str = "",
     params: dict[str, Any] | None = None,
     budget_usd: Decimal | None = None,
@@ -166,17 +166,17 @@ def generation_rows(job: GenerationJob, instructions: list[Instruction]) -> list
     return rows
 
 
-def check_generator(generator: Judge) -> None:
+def check_generator(generator: RegisteredModel) -> None:
     """JobError unless ``generator`` may write text: a called model, enabled as a generator,
     allowed to send (also what a rewrite job asks of its model)."""
-    if generator.kind != Judge.Kind.OPENAI:
+    if generator.kind != RegisteredModel.Kind.OPENAI:
         raise JobError(f"model {generator.name!r} is a {generator.get_kind_display().lower()} and cannot write answers")
     if not generator.use_as_generator:
         raise JobError(f"model {generator.name!r} is not enabled as a generator (use_as_generator)")
     check_sendable(generator)
 
 
-def _check_model_and_key(*, study: Study, generator: Judge, candidate_key: str) -> str:
+def _check_model_and_key(*, study: Study, generator: RegisteredModel, candidate_key: str) -> str:
     check_generator(generator)
     key = candidate_key or generator.name
     if not _KEY.match(key):

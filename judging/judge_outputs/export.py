@@ -18,7 +18,7 @@ from pathlib import Path
 from annotations.models import Study
 from annotations.vocabulary import JudgeSlot
 from judging.judge_outputs.rows import read_output
-from judging.models import Judge, JudgeJob, Judgment
+from judging.models import JudgeJob, Judgment, RegisteredModel
 from judging.vocabulary import TIE, Parser, VerdictFormat
 
 FILES = ("judges.jsonl", "judgments.jsonl")
@@ -43,7 +43,7 @@ def export(study: Study, out: Path, *, instruction_ids: dict[int, str], write) -
 
 def _judge_line(job: JudgeJob) -> dict:
     line = {"name": job.judge.name}
-    model = job.judge.model or (job.judge.baseline if job.judge.kind == Judge.Kind.BASELINE else "")
+    model = job.judge.model or (job.judge.baseline if job.judge.kind == RegisteredModel.Kind.BASELINE else "")
     if model:
         line["model"] = model
     if job.verdict_format != VerdictFormat.COBBLER:

@@ -2,7 +2,7 @@
 
 Inside the generic import's transaction. A re-import replaces the study's earlier imported jobs
 (their judgments go with them), as the human batches are replaced: the files are the truth.
-Imported judges are ``Judge(kind="imported")`` rows: they are never called, and a name taken by a
+Imported judges are ``RegisteredModel(kind="imported")`` rows: they are never called, and a name taken by a
 model registered on the platform, or by another researcher's imported judge, is refused.
 """
 
@@ -19,13 +19,13 @@ from annotations.importers.base import BadInput
 from annotations.models import Pair, Study
 from annotations.vocabulary import JudgeSlot
 from judging.judge_outputs.rows import JudgeOutputs, JudgeRow, JudgmentRow
-from judging.models import Judge, JudgeJob, Judgment
+from judging.models import JudgeJob, Judgment, RegisteredModel
 from judging.vocabulary import Parser
 
 
 def imported_jobs(study: Study):  # a JudgeJob queryset
     """The jobs an import made: imported verdicts of an imported judge."""
-    return JudgeJob.objects.filter(study=study, parser=Parser.IMPORTED, judge__kind=Judge.Kind.IMPORTED)
+    return JudgeJob.objects.filter(study=study, parser=Parser.IMPORTED, judge__kind=RegisteredModel.Kind.IMPORTED)
 
 
 def write(
@@ -71,26 +71,28 @@ def write(
         Judgment.objects.bulk_create(_judgments(job, rows, response_ids, pairs, now))
 
 
-def _judges(specs: list[JudgeRow], created_by: Any) -> dict[str, Judge]:
+def _judges(specs: list[JudgeRow], created_by: Any) -> dict[str, RegisteredModel]:
     owner = created_by if getattr(created_by, "pk", None) else None
-    existing = {j.name: j for j in Judge.objects.filter(name__in=[s.name for s in specs])}
+    existing = {j.name: j for j in RegisteredModel.objects.filter(name__in=[s.name for s in specs])}
     out = {}
     for spec in specs:
         judge = existing.get(spec.name)
-        if judge is not None and (judge.kind != Judge.Kind.IMPORTED or not _may_reuse(judge, owner)):
+        if judge is not None and (judge.kind != RegisteredModel.Kind.IMPORTED or not _may_reuse(judge, owner)):
             raise BadInput(
                 f"judges.jsonl judge {spec.name}",
-                f"{Judge.NAME_NOT_AVAILABLE} (imported judges need a name no registered model or other researcher uses)",
+                f"{RegisteredModel.NAME_NOT_AVAILABLE} (imported judges need a name no registered model or other researcher uses)",
             )
         if judge is None:
-            judge = Judge.objects.create(name=spec.name, kind=Judge.Kind.IMPORTED, owner=owner, use_as_generator=False)
+            judge = RegisteredModel.objects.create(
+                name=spec.name, kind=RegisteredModel.Kind.IMPORTED, owner=owner, use_as_generator=False
+            )
         judge.model, judge.verdict_format, judge.verdict_spec = spec.model, spec.verdict_format, spec.verdict_spec
         judge.save(update_fields=["model", "verdict_format", "verdict_spec"])
         out[spec.name] = judge
     return out
 
 
-def _may_reuse(judge: Judge, owner: Any) -> bool:
+def _may_reuse(judge: RegisteredModel, owner: Any) -> bool:
     """An imported judge is reused by name by its owner (an unowned one by the command line, or
     by a superuser): another researcher's name is theirs."""
     if judge.owner_id is None:

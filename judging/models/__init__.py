@@ -7,7 +7,7 @@ from judging.models.cache import CachedCompletion
 from judging.models.generation import Generation, GenerationJob
 from judging.models.grants import KeyGrant, KeyNotGranted, check_key_use
 from judging.models.jobs import AggregateJudgment, JudgeJob, Judgment
-from judging.models.judges import Judge
+from judging.models.judges import RegisteredModel
 from judging.models.templates import PromptTemplate
 from judging.models.work import LLMJob, WorkRow
 
@@ -17,13 +17,13 @@ __all__ = (
     "CachedCompletion",
     "Generation",
     "GenerationJob",
-    "Judge",
     "JudgeJob",
     "Judgment",
     "KeyGrant",
     "KeyNotGranted",
     "LLMJob",
     "PromptTemplate",
+    "RegisteredModel",
     "WorkRow",
     "check_key_use",
 )

@@ -5,7 +5,7 @@ from django.db import models
 from annotations.models import Candidate, Instruction, Response, ResponseRewrite, Study
 from annotations.vocabulary import RewriteKind
 from cobbler_site.foundation.access import owned_by
-from judging.models.judges import Judge
+from judging.models.judges import RegisteredModel
 from judging.models.work import LLMJob, WorkRow
 
 
@@ -35,7 +35,10 @@ class GenerationJob(LLMJob):
 
     study = models.ForeignKey(Study, models.CASCADE, related_name="generation_jobs")
     generator = models.ForeignKey(
-        Judge, models.PROTECT, related_name="generation_jobs", help_text="The registered model that writes the answers."
+        RegisteredModel,
+        models.PROTECT,
+        related_name="generation_jobs",
+        help_text="The registered model that writes the answers.",
     )
     candidate_key = models.CharField(max_length=64, blank=True)  # blank for a rewrite job
     rewrite_kind = models.CharField(max_length=16, choices=RewriteKind, blank=True)
@@ -59,7 +62,7 @@ class GenerationJob(LLMJob):
         return f"generation job {self.pk}: {self.generator} on {self.study}"
 
     @property
-    def called_model(self) -> Judge:
+    def called_model(self) -> RegisteredModel:
         return self.generator
 
     @property

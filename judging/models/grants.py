@@ -3,7 +3,7 @@
 A server key variable (set in the server's environment by an admin, e.g. the lab's
 ``JUDGE_KEY_OPENAI``) is sent to whatever base URL a model names, so naming it must not be
 enough to spend it. ``check_key_use`` is the one rule, called when a model is saved (its
-``clean``) and again when a key is read for a request (``Judge.get_api_key``), so a row
+``clean``) and again when a key is read for a request (``RegisteredModel.get_api_key``), so a row
 written around the validators still cannot use an ungranted key:
 
 - a model without an owner (made by ``create_judge`` without ``--owner`` or by a superuser

@@ -5,7 +5,7 @@ from django.db import models
 from annotations.models import Candidate, Condition, Instruction, Pair, Response, Study
 from annotations.vocabulary import JudgeSlot
 from cobbler_site.foundation.access import owned_by
-from judging.models.judges import Judge
+from judging.models.judges import RegisteredModel
 from judging.models.templates import PromptTemplate
 from judging.models.work import LLMJob, WorkRow
 from judging.prompts import templates
@@ -37,7 +37,7 @@ class JudgeJob(LLMJob):
         HUMAN = "human", "Exactly the pairs the humans saw"
 
     study = models.ForeignKey(Study, models.CASCADE, related_name="judge_jobs")
-    judge = models.ForeignKey(Judge, models.PROTECT, related_name="jobs")
+    judge = models.ForeignKey(RegisteredModel, models.PROTECT, related_name="jobs")
     conditions = models.JSONField(default=list)
     pair_set = models.CharField(max_length=8, choices=PairSet, default=PairSet.ALL)
     # The CoBBLEr prompt version ("v1", "v1-paper"), or the judge's template version at start:
@@ -64,7 +64,7 @@ class JudgeJob(LLMJob):
         return f"job {self.pk}: {self.judge} on {self.study}"
 
     @property
-    def called_model(self) -> Judge:
+    def called_model(self) -> RegisteredModel:
         return self.judge
 
     def template(self) -> templates.Template | None:
@@ -138,7 +138,7 @@ class AggregateJudgment(models.Model):
     Judgment so nobody mistakes them for single calls.
     """
 
-    judge = models.ForeignKey(Judge, models.CASCADE, related_name="aggregates")
+    judge = models.ForeignKey(RegisteredModel, models.CASCADE, related_name="aggregates")
     study = models.ForeignKey(Study, models.CASCADE, related_name="aggregate_judgments")
     run = models.CharField(max_length=16)  # order, compassion, bandwagon, distraction, ...
     # v1 = model_annotations/, acl = model_annotations/new/, bias = model_bias/<run>/

@@ -42,8 +42,8 @@ def validate_builtin_template(value: str) -> None:
         )
 
 
-class JudgeQuerySet(models.QuerySet):
-    """The one access rule for judges.
+class RegisteredModelQuerySet(models.QuerySet):
+    """The one access rule for registered models (judges and generators).
 
     Public judges (no owner: the built-in baselines, imported evaluators, the demo judge
     and judges made with ``create_judge`` without ``--owner``) and judges shared with
@@ -52,28 +52,29 @@ class JudgeQuerySet(models.QuerySet):
     a judge without an owner only a superuser.
     """
 
-    def usable_by(self, user: Any) -> JudgeQuerySet:
+    def usable_by(self, user: Any) -> RegisteredModelQuerySet:
         if not (user is not None and getattr(user, "is_authenticated", False) and user.is_active and user.is_staff):
             return self.none()
         if user.is_superuser:
             return self
         visible = Q(owner__isnull=True) | Q(owner=user) | Q(is_shared=True) | Q(shared_with=user)
-        return self.filter(pk__in=Judge.objects.filter(visible).values("pk"))
+        return self.filter(pk__in=RegisteredModel.objects.filter(visible).values("pk"))
 
-    def editable_by(self, user: Any) -> JudgeQuerySet:
+    def editable_by(self, user: Any) -> RegisteredModelQuerySet:
         if not (user is not None and getattr(user, "is_authenticated", False) and user.is_active and user.is_staff):
             return self.none()
         return self if user.is_superuser else self.filter(owner=user)
 
 
-class Judge(models.Model):
+class RegisteredModel(models.Model):
     """A registered model: the one record per OpenAI-compatible model (or built-in baseline,
     or imported evaluator). It can judge pairs, write candidate answers, or both; when one
     model does both in a study, its judge jobs measure self-preference (egocentric bias)
-    against its own answers. ("Judge" is the historical name of this registry.)
+    against its own answers. (It was called ``Judge`` until migration 0015; URLs, the API and
+    ``create_judge`` keep the word "judge", which names the role its jobs use it in.)
     """
 
-    Kind = vocabulary.JudgeKind
+    Kind = vocabulary.ModelKind
     Baseline = vocabulary.Baseline
     # A taken name, whoever holds it: "exists" would confirm another researcher's private model
     # (as annotations' SLUG_NOT_AVAILABLE for study slugs). Used by the form and create_judge.
@@ -139,7 +140,7 @@ class Judge(models.Model):
     verdict_spec = models.JSONField(default=dict, blank=True)  # the regex format's spec, else {}
     created_at = models.DateTimeField(auto_now_add=True)
 
-    objects = JudgeQuerySet.as_manager()
+    objects = RegisteredModelQuerySet.as_manager()
 
     def __str__(self) -> str:
         return self.name

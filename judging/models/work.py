@@ -17,7 +17,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from judging import vocabulary
-from judging.models.judges import Judge
+from judging.models.judges import RegisteredModel
 
 
 class LLMJob(models.Model):
@@ -66,7 +66,7 @@ class LLMJob(models.Model):
         return self.status in self.FINISHED
 
     @property
-    def called_model(self) -> Judge:
+    def called_model(self) -> RegisteredModel:
         """The registered model this job calls: a judge job's ``judge``, a generation job's
         ``generator``.
 

@@ -62,7 +62,7 @@ def retry_delay(exc: llm.TransientError, attempts: int) -> float:
 
 
 def attempt(
-    judge: llm.JudgeSnapshot,
+    judge: llm.ModelSnapshot,
     limits: ModelLimits | None,
     request: Request,
     inbox: queue.Queue[Report],
@@ -76,7 +76,7 @@ def attempt(
 
 
 def _attempt(
-    judge: llm.JudgeSnapshot, limits: ModelLimits | None, request: Request, stop: threading.Event
+    judge: llm.ModelSnapshot, limits: ModelLimits | None, request: Request, stop: threading.Event
 ) -> Answered | NotSent:
     if limits is None:  # a baseline: answered locally, no request, nothing to count
         # Baselines are judges only, and a judge prompt always carries its labels and texts.

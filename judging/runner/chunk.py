@@ -32,7 +32,7 @@ from judging.runner import claims, dispatch, limits, store
 from judging.runner.calls import Answered, Crashed, Report, attempt
 from judging.runner.store import Outcome
 from judging.runner.work import Request, WorkKind, estimate_cost, kind_of
-from judging.vocabulary import JudgeKind, RowStatus
+from judging.vocabulary import ModelKind, RowStatus
 
 logger = logging.getLogger(__name__)
 FLUSH_SECONDS = 0.5
@@ -66,7 +66,7 @@ _pools_lock = threading.Lock()
 _pools: dict[tuple[int, int], ThreadPoolExecutor] = {}
 
 
-def _pool(judge: llm.JudgeSnapshot) -> ThreadPoolExecutor:
+def _pool(judge: llm.ModelSnapshot) -> ThreadPoolExecutor:
     key = (judge.id, judge.max_concurrency)
     with _pools_lock:
         if key not in _pools:
@@ -195,8 +195,8 @@ def _next_rows(work: WorkKind, job: Any, size: int) -> list[int]:
 def _run_claimed(work: WorkKind, job: Any, token: str, ids: list[int], more_rows: MoreRows) -> int:
     """Answer the rows this chunk holds (``token``), and those ``more_rows`` claims while
     calls are out: from the cache, then by calling."""
-    judge = llm.JudgeSnapshot.of(job.called_model)
-    baseline = judge.kind == JudgeKind.BASELINE
+    judge = llm.ModelSnapshot.of(job.called_model)
+    baseline = judge.kind == ModelKind.BASELINE
     calls = _Calls(work, job, token, judge)
     try:
         calls.take(_plan(work, job, token, ids, baseline=baseline))
@@ -254,9 +254,9 @@ class _Calls:
     un-counts what was never sent, keeps the claim alive and notices pause, cancel and
     budget between flushes."""
 
-    def __init__(self, work: WorkKind, job: Any, token: str, judge: llm.JudgeSnapshot) -> None:
+    def __init__(self, work: WorkKind, job: Any, token: str, judge: llm.ModelSnapshot) -> None:
         self.work, self.job, self.token, self.judge = work, job, token, judge
-        self.free = judge.kind == JudgeKind.BASELINE  # answered locally: nothing to count
+        self.free = judge.kind == ModelKind.BASELINE  # answered locally: nothing to count
         self.limits = (
             None
             if self.free

@@ -28,7 +28,7 @@ from judging import llm
 from judging.models import CachedCompletion
 from judging.runner.claims import IN_FLIGHT_MARK
 from judging.runner.work import Request, Result, WorkKind, kind_of
-from judging.vocabulary import JudgeKind, RowStatus
+from judging.vocabulary import ModelKind, RowStatus
 
 
 @dataclass
@@ -201,7 +201,7 @@ def store(kind: WorkKind, job: Any, outcomes: list[Outcome], *, token: str = "",
             last_error = o.error or last_error
             rows.append(o.request.row)
             c = o.completion
-            if c is not None and not o.cached and job.called_model.kind != JudgeKind.BASELINE:
+            if c is not None and not o.cached and job.called_model.kind != ModelKind.BASELINE:
                 new_cache.append(
                     CachedCompletion(
                         key=o.request.cache_key, raw_text=c.text, tokens_in=c.tokens_in, tokens_out=c.tokens_out

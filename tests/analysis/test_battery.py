@@ -318,7 +318,7 @@ def test_the_battery_plot_is_laid_out_cleanly_and_says_when_there_is_no_data():
 def test_the_demo_report_has_the_battery_for_a_cued_judge_and_for_people(demo_study):
     from analysis.report import build_report
     from judging import services
-    from judging.models import Judge
+    from judging.models import RegisteredModel
     from judging.simulator.server import SimulatorServer
     from tests.analysis.conftest import run_in_process
 
@@ -332,7 +332,7 @@ def test_the_demo_report_has_the_battery_for_a_cued_judge_and_for_people(demo_st
             max_concurrency=16,
             requests_per_minute=0,
             request_timeout=10.0,
-            transport=Judge.Transport.HTTP,
+            transport=RegisteredModel.Transport.HTTP,
         )
         job = services.start_judge_job(
             study=demo_study, judge=judge, condition_names=[*CALM, "bandwagon", "order"], seed=3

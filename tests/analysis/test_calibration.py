@@ -49,7 +49,7 @@ from annotations.vocabulary import RewriteKind
 from judging import services
 from judging.generate.prompts import rewrite_messages
 from judging.generate.rewrite_output import read_rewrite
-from judging.models import CachedCompletion, Judge, JudgeJob, Judgment
+from judging.models import CachedCompletion, JudgeJob, Judgment, RegisteredModel
 from judging.runner import llm_cache_key
 from judging.simulator.behaviour import Knobs, decide, parse_knobs, quality
 from judging.simulator.server import SimulatorServer
@@ -416,11 +416,11 @@ def calibration(django_db_setup, django_db_blocker) -> Iterator[dict]:
                         requests_per_minute=0,
                         self_candidate_key=spec.self_key,
                         request_timeout=10.0,
-                        transport=Judge.Transport.HTTP,
+                        transport=RegisteredModel.Transport.HTTP,
                     )
                 else:
                     judge = services.create_judge(name=f"cal-{spec.name}", baseline="random")
-                    Judge.objects.filter(pk=judge.pk).update(self_candidate_key=spec.self_key)
+                    RegisteredModel.objects.filter(pk=judge.pk).update(self_candidate_key=spec.self_key)
                     judge.refresh_from_db()
                 jobs[spec.name] = services.start_judge_job(
                     study=study, judge=judge, condition_names=list(spec.conditions), seed=3
@@ -462,7 +462,7 @@ def calibration(django_db_setup, django_db_blocker) -> Iterator[dict]:
             server.stop()
             purge_broker()
             # Committed outside the per-test transactions: leave nothing for later modules.
-            judges = list(Judge.objects.filter(name__startswith="cal-"))
+            judges = list(RegisteredModel.objects.filter(name__startswith="cal-"))
             keys = [
                 llm_cache_key(j.cache_identity(), h)
                 for j in judges
@@ -470,7 +470,7 @@ def calibration(django_db_setup, django_db_blocker) -> Iterator[dict]:
             ]
             Study.objects.filter(slug="calibration").delete()
             CachedCompletion.objects.filter(key__in=keys).delete()
-            Judge.objects.filter(pk__in=[j.pk for j in judges]).delete()
+            RegisteredModel.objects.filter(pk__in=[j.pk for j in judges]).delete()
 
 
 def measured(calibration: dict, judge: str, bias: str, profile: str) -> dict:

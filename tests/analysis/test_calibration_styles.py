@@ -34,7 +34,7 @@ from analysis.profiles import get_profile
 from analysis.sections import bias as bias_section
 from annotations.models import Candidate, Instruction, Pair, Response, Study
 from judging import conditions, parsers, services
-from judging.models import CachedCompletion, Judge, JudgeJob, Judgment
+from judging.models import CachedCompletion, JudgeJob, Judgment, RegisteredModel
 from judging.runner import llm_cache_key
 from judging.simulator.behaviour import decide, parse_knobs
 from judging.simulator.server import SimulatorServer
@@ -102,7 +102,7 @@ def build_study() -> Study:
 
 
 def _cleanup() -> None:
-    judges = list(Judge.objects.filter(name__startswith="sty-"))
+    judges = list(RegisteredModel.objects.filter(name__startswith="sty-"))
     keys = [
         llm_cache_key(j.cache_identity(), h)
         for j in judges
@@ -110,7 +110,7 @@ def _cleanup() -> None:
     ]
     Study.objects.filter(slug=SLUG).delete()
     CachedCompletion.objects.filter(key__in=keys).delete()
-    Judge.objects.filter(pk__in=[j.pk for j in judges]).delete()
+    RegisteredModel.objects.filter(pk__in=[j.pk for j in judges]).delete()
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +132,7 @@ def styled(django_db_setup, django_db_blocker) -> Iterator[dict]:
                     max_concurrency=16,
                     requests_per_minute=0,
                     request_timeout=10.0,
-                    transport=Judge.Transport.HTTP,
+                    transport=RegisteredModel.Transport.HTTP,
                 )
                 jobs[(style, judge)] = services.start_judge_job(
                     study=study, judge=j, condition_names=list(CONDITIONS), seed=3

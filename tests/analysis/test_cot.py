@@ -332,7 +332,7 @@ def test_the_demo_report_shows_what_thinking_changed_for_a_judge_with_a_cot_run(
     from analysis.report import build_report
     from analysis.summary.work import empty_reasons
     from judging import services
-    from judging.models import Judge
+    from judging.models import RegisteredModel
     from judging.simulator.server import SimulatorServer
     from tests.analysis.conftest import run_in_process
 
@@ -341,7 +341,7 @@ def test_the_demo_report_shows_what_thinking_changed_for_a_judge_with_a_cot_run(
     try:
         judge = services.create_judge(
             name="thinking-judge", base_url=server.base_url, model="sim:order_first=0.4,cot=0.75,seed=5",
-            max_concurrency=16, requests_per_minute=0, request_timeout=10.0, transport=Judge.Transport.HTTP,
+            max_concurrency=16, requests_per_minute=0, request_timeout=10.0, transport=RegisteredModel.Transport.HTTP,
         )  # fmt: skip
         job = services.start_judge_job(study=demo_study, judge=judge, condition_names=["order", "cot"], seed=3)
         run_in_process(job)

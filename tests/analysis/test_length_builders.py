@@ -17,7 +17,7 @@ from annotations.models import (
     Submission,
     Task,
 )
-from judging.models import Judge, JudgeJob, Judgment
+from judging.models import JudgeJob, Judgment, RegisteredModel
 
 _ids = itertools.count()
 
@@ -90,7 +90,7 @@ def mtbench_study(
             idempotency_key=f"k{next(_ids)}",
             source="import",
         )
-    judge, _ = Judge.objects.get_or_create(name="gpt-4", defaults={"kind": Judge.Kind.IMPORTED})
+    judge, _ = RegisteredModel.objects.get_or_create(name="gpt-4", defaults={"kind": RegisteredModel.Kind.IMPORTED})
     job = JudgeJob.objects.create(study=study, judge=judge, conditions=["plain"], status="completed")
     for qid, ma, mb, winner in verdicts:
         decisive = winner in ("model_a", "model_b")

@@ -47,7 +47,7 @@ from annotations.models import (
     Submission,
     Task,
 )
-from judging.models import Judge, JudgeJob, Judgment
+from judging.models import JudgeJob, Judgment, RegisteredModel
 
 pytestmark = pytest.mark.django_db
 
@@ -142,8 +142,9 @@ def cobbler_study(*, slug: str = "cobbler-len", h3_review: str = "rejected") -> 
     for task in tasks.values():
         vote("h3", task, "A")
 
-    judge, _ = Judge.objects.get_or_create(
-        name="lcc-judge", defaults={"kind": Judge.Kind.BASELINE, "baseline": Judge.Baseline.FIRST_SLOT}
+    judge, _ = RegisteredModel.objects.get_or_create(
+        name="lcc-judge",
+        defaults={"kind": RegisteredModel.Kind.BASELINE, "baseline": RegisteredModel.Baseline.FIRST_SLOT},
     )
     job = JudgeJob.objects.create(study=study, judge=judge, conditions=["order"], status="completed")
     for index, pair in enumerate(pairs):

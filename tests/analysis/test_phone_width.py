@@ -20,7 +20,7 @@ from analysis.tasks import build_report_run
 from annotations.models import Assignment, Response, ResponseRewrite
 from annotations.vocabulary import RewriteKind
 from cobbler_site.foundation.access import Audience, audience_of
-from judging.models import GenerationJob, Judge, JudgeJob
+from judging.models import GenerationJob, JudgeJob, RegisteredModel
 from tests.analysis.test_report_browser import _login
 from tests.conftest import ARTIFACTS
 from tests.foundation.test_authorization_matrix import ROUTES
@@ -136,8 +136,8 @@ def test_every_researcher_page_and_the_html_export_fit_a_phone(
     _login(page, live_server, django_user_model)
     frank = django_user_model.objects.get(username="frank")
     # A model of frank's own: only its owner may open its edit and delete pages.
-    values["judge_id"] = Judge.objects.create(
-        name="phone-judge", kind=Judge.Kind.BASELINE, baseline="longer", owner=frank
+    values["judge_id"] = RegisteredModel.objects.create(
+        name="phone-judge", kind=RegisteredModel.Kind.BASELINE, baseline="longer", owner=frank
     ).pk
     assert staff.login(**login)
     pages = _researcher_pages(staff, values)

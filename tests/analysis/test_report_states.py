@@ -22,7 +22,7 @@ from analysis.summary import describe_work
 from analysis.tasks import build_report_run
 from annotations import services
 from annotations.models import Assignment, Pair, Participant, ReviewDecision, Study, Submission
-from judging.models import Judge, JudgeJob, Judgment
+from judging.models import JudgeJob, Judgment, RegisteredModel
 from tests.annotations.conftest import build_study
 
 pytestmark = pytest.mark.django_db
@@ -51,7 +51,7 @@ def submit(study: Study, label: str, *, review: str = "pending") -> Assignment:
 
 
 def judge_once(study: Study) -> Judgment:
-    judge, _ = Judge.objects.get_or_create(name="j", defaults={"kind": "baseline", "baseline": "first-slot"})
+    judge, _ = RegisteredModel.objects.get_or_create(name="j", defaults={"kind": "baseline", "baseline": "first-slot"})
     job = JudgeJob.objects.create(study=study, judge=judge, conditions=["order"], status="completed")
     pair = Pair.objects.filter(instruction__study=study).first()
     return Judgment.objects.create(
@@ -118,7 +118,7 @@ def test_empty_sections_say_why_and_what_to_do(db, researcher_client):
         study=study,
         conditions=["order"],
         status="running",
-        judge=Judge.objects.create(name="q", kind="baseline", baseline="first-slot"),
+        judge=RegisteredModel.objects.create(name="q", kind="baseline", baseline="first-slot"),
     )
     report = build_report(study=study, profile="default")
     assert report["counted_work"]["judge_jobs"]["not_counted"] == [{"job": job.pk, "judge": "q", "status": "running"}]

@@ -17,7 +17,7 @@ from analysis.models import ReportRun
 from analysis.overview import StudyOverview
 from analysis.plots import BUILDERS
 from analysis.tasks import build_report_run
-from judging.models import Judge, JudgeJob
+from judging.models import JudgeJob, RegisteredModel
 from tests.analysis.test_length_builders import WORKED_ANSWERS, WORKED_VERDICTS, WORKED_VOTES, mtbench_study
 from tests.annotations.conftest import build_study
 
@@ -56,7 +56,9 @@ def test_the_overview_is_one_plain_structure_read_in_a_fixed_number_of_queries(
         researcher_client.get(url)
     for n in range(3):  # more studies, each with a judge job and a report: not one query more
         other = build_study(f"more-{n}", created_by=researcher)
-        judge = Judge.objects.create(name=f"more-{n}", kind=Judge.Kind.BASELINE, baseline="longer", owner=researcher)
+        judge = RegisteredModel.objects.create(
+            name=f"more-{n}", kind=RegisteredModel.Kind.BASELINE, baseline="longer", owner=researcher
+        )
         JudgeJob.objects.create(study=other, judge=judge, conditions=["order"], created_by=researcher)
         ReportRun.objects.create(study=other, profile="default", created_by=researcher)
     with django_assert_num_queries(len(one_study)):

@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from analysis import loaders
 from analysis.report import build_report
 from annotations.models import Pair
-from judging.models import Judge, JudgeJob, Judgment
+from judging.models import JudgeJob, Judgment, RegisteredModel
 from tests.judging.conftest import build_study
 
 
@@ -43,8 +43,8 @@ def _pairs(study):
 @pytest.fixture
 def setting(db):
     study = build_study("rerun")
-    judge = Judge.objects.create(name="j1", kind="baseline", baseline="first-slot")
-    other = Judge.objects.create(name="j2", kind="baseline", baseline="last-slot")
+    judge = RegisteredModel.objects.create(name="j1", kind="baseline", baseline="first-slot")
+    other = RegisteredModel.objects.create(name="j2", kind="baseline", baseline="last-slot")
     return study, judge, other
 
 

@@ -13,12 +13,12 @@ from annotations.models import ResponseRewrite
 from annotations.vocabulary import Condition, RewriteKind
 from judging import services
 from judging.generate.rewrites import start_rewrite_job
-from judging.models import Judge
+from judging.models import RegisteredModel
 from judging.simulator.server import SimulatorServer
 from tests.analysis.conftest import run_in_process
 
 
-def _model(server: SimulatorServer, name: str, knobs: str) -> Judge:
+def _model(server: SimulatorServer, name: str, knobs: str) -> RegisteredModel:
     return services.create_judge(
         name=name,
         base_url=server.base_url,
@@ -26,7 +26,7 @@ def _model(server: SimulatorServer, name: str, knobs: str) -> Judge:
         max_concurrency=16,
         requests_per_minute=0,
         request_timeout=10.0,
-        transport=Judge.Transport.HTTP,
+        transport=RegisteredModel.Transport.HTTP,
     )
 
 

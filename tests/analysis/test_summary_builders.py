@@ -16,7 +16,7 @@ import itertools
 from annotations import services
 from annotations.importers.demo import seed_demo_study
 from annotations.models import Assignment, Pair, Participant, Study, Submission
-from judging.models import Judge, JudgeJob, Judgment
+from judging.models import JudgeJob, Judgment, RegisteredModel
 
 _keys = itertools.count()
 
@@ -24,7 +24,7 @@ _keys = itertools.count()
 def judge_order_run(study: Study, name: str, pairs: list[Pair], pattern) -> JudgeJob:
     """A completed order job: ``pattern(i)`` gives the slot chosen in (prompt 1, prompt 2) for pair i,
     or "a" for response A both times (consistent)."""
-    judge = Judge.objects.create(name=name, kind=Judge.Kind.BASELINE, baseline="first-slot")
+    judge = RegisteredModel.objects.create(name=name, kind=RegisteredModel.Kind.BASELINE, baseline="first-slot")
     job = JudgeJob.objects.create(study=study, judge=judge, conditions=["order"], status="completed")
     rows = []
     for i, pair in enumerate(pairs):

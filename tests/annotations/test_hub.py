@@ -12,7 +12,7 @@ from django.urls import reverse
 from analysis.models import ReportRun
 from annotations import services
 from annotations.models import Pair, Study
-from judging.models import Judge, JudgeJob
+from judging.models import JudgeJob, RegisteredModel
 from tests.annotations.conftest import build_study
 
 
@@ -20,7 +20,9 @@ from tests.annotations.conftest import build_study
 def hub_study(db, researcher) -> Study:
     study = build_study("hub", instructions=2, created_by=researcher)
     services.generate_batches(study=study, condition="bandwagon", seed=2, pairs_per_batch=2)
-    judge = Judge.objects.create(name="hub-longer", kind=Judge.Kind.BASELINE, baseline="longer", owner=researcher)
+    judge = RegisteredModel.objects.create(
+        name="hub-longer", kind=RegisteredModel.Kind.BASELINE, baseline="longer", owner=researcher
+    )
     JudgeJob.objects.create(study=study, judge=judge, conditions=["order"], created_by=researcher)
     ReportRun.objects.create(study=study, profile="default", created_by=researcher)
     return study

@@ -12,7 +12,7 @@ from analysis.models import ReportRun
 from analysis.tasks import build_report_run
 from annotations import services
 from annotations.models import Response, ResponseRewrite
-from judging.models import GenerationJob, Judge, JudgeJob
+from judging.models import GenerationJob, JudgeJob, RegisteredModel
 from tests.annotations.axe import IMPACTS, run_axe, serious
 from tests.annotations.conftest import build_study
 from tests.annotations.test_hub_browser import login
@@ -34,7 +34,9 @@ def site(transactional_db, researcher) -> dict:
     services.review_assignment(
         assignment=rejected, decision="rejected", reason="too_fast", note="under a second per task"
     )
-    judge = Judge.objects.create(name="axe-longer", kind=Judge.Kind.BASELINE, baseline="longer", owner=researcher)
+    judge = RegisteredModel.objects.create(
+        name="axe-longer", kind=RegisteredModel.Kind.BASELINE, baseline="longer", owner=researcher
+    )
     job = JudgeJob.objects.create(
         study=study,
         judge=judge,

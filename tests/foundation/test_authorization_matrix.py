@@ -32,7 +32,7 @@ from analysis.report import build_report
 from annotations import services
 from annotations.models import Assignment, Participant, Response, ResponseRewrite
 from cobbler_site.foundation.access import Audience, audience_of
-from judging.models import GenerationJob, Judge, JudgeJob
+from judging.models import GenerationJob, JudgeJob, RegisteredModel
 from judging.template_services import save_template
 from tests.annotations.conftest import build_study, enter, qualify
 
@@ -77,7 +77,9 @@ def world(db):
     qualify(worker, study)
     assert worker.get(f"/s/{PRIVATE_SLUG}/work").status_code == 302  # claims a batch
     assignment = Assignment.objects.get(participant__in=Participant.objects.filter(study=study))
-    judge = Judge.objects.create(name=PRIVATE_JUDGE, kind=Judge.Kind.BASELINE, baseline="longer", owner=owner)
+    judge = RegisteredModel.objects.create(
+        name=PRIVATE_JUDGE, kind=RegisteredModel.Kind.BASELINE, baseline="longer", owner=owner
+    )
     template, _ = save_template(
         owner=owner, name="alice-template", user="{instruction} {answer_a} {answer_b}", verdict_format="mt-bench"
     )

@@ -33,7 +33,7 @@ from analysis.models import ReportRun
 from analysis.report import build_report
 from annotations import services
 from annotations.models import Assignment
-from judging.models import GenerationJob, Judge, JudgeJob
+from judging.models import GenerationJob, JudgeJob, RegisteredModel
 from tests.annotations.conftest import build_study, enter, qualify
 
 if TYPE_CHECKING:
@@ -74,7 +74,9 @@ def seeded(live_server):
     qualify(worker, study)
     assert worker.get(f"/s/{study.slug}/work").status_code == 302  # claims a batch
     assignment = Assignment.objects.get(batch__study=study)
-    judge = Judge.objects.create(name="contract-judge", kind=Judge.Kind.BASELINE, baseline="longer", owner=user)
+    judge = RegisteredModel.objects.create(
+        name="contract-judge", kind=RegisteredModel.Kind.BASELINE, baseline="longer", owner=user
+    )
     job = JudgeJob.objects.create(
         study=study, judge=judge, conditions=["order"], created_by=user, status=JudgeJob.Status.PAUSED
     )

@@ -16,11 +16,11 @@ from pathlib import Path
 
 from annotations.models import Task
 from annotations.vocabulary import AS_CROWD_CHOICE, AS_JUDGE_SLOT, Arrangement, Condition, CrowdChoice, JudgeSlot
-from judging.models import Judge, JudgeJob, Judgment
+from judging.models import JudgeJob, Judgment, RegisteredModel
 from judging.vocabulary import (
     Baseline,
     JobStatus,
-    JudgeKind,
+    ModelKind,
     Parser,
     Presentation,
     RowStatus,
@@ -43,7 +43,7 @@ NOT_SCANNED = ("judging/simulator/", "cobbler_site/settings.py")
 CHECKED = {
     *(c.value for c in Condition if c != Condition.RANKING),
     *Arrangement.values,
-    *JudgeKind.values,
+    *ModelKind.values,
     *Transport.values,
     *Parser.values,
     *(b for b in Baseline.values if b != Baseline.RANDOM),  # "random" is also Python's module name
@@ -172,7 +172,11 @@ def test_the_scan_finds_a_stray_literal():
 
 
 def test_the_models_name_the_vocabulary_classes():
-    assert Judge.Kind is JudgeKind and Judge.Baseline is Baseline and Judge.Transport is Transport
+    assert (
+        RegisteredModel.Kind is ModelKind
+        and RegisteredModel.Baseline is Baseline
+        and RegisteredModel.Transport is Transport
+    )
     assert JudgeJob.Status is JobStatus and Judgment.Status is RowStatus
     assert Task.Arrangement is Arrangement
     assert Judgment._meta.get_field("presentation").choices == Presentation.choices
@@ -181,7 +185,7 @@ def test_the_models_name_the_vocabulary_classes():
         "verdict": Verdict.choices,
         "strength": Strength.choices,
     }
-    assert Judge._meta.get_field("kind").choices == JudgeKind.choices
+    assert RegisteredModel._meta.get_field("kind").choices == ModelKind.choices
     assert JudgeJob._meta.get_field("parser").default == Parser.ROBUST
 
 

@@ -11,7 +11,7 @@ from django.apps import apps
 from django.core.management import call_command
 
 from annotations.models import Study
-from judging.models import Judge
+from judging.models import RegisteredModel
 
 COBBLER_SLUG = "cobbler-test"
 
@@ -51,4 +51,4 @@ def cobbler_import(django_db_setup, django_db_blocker) -> Iterator[str]:
         yield out.getvalue()
         # Committed outside the per-test transactions: clean up for the rest of the session.
         Study.objects.filter(slug=COBBLER_SLUG).delete()
-        Judge.objects.filter(kind=Judge.Kind.IMPORTED, aggregates=None, jobs=None).delete()
+        RegisteredModel.objects.filter(kind=RegisteredModel.Kind.IMPORTED, aggregates=None, jobs=None).delete()

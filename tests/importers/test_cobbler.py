@@ -16,7 +16,7 @@ from django.core.management import call_command
 
 from annotations.importers.cobbler_content import CANONICAL_KEYS
 from annotations.models import Assignment, Batch, Participant, Response, Study, Submission, Task
-from judging.models import AggregateJudgment, Judge
+from judging.models import AggregateJudgment, RegisteredModel
 from tests.conftest import COBBLER_DIR
 from tests.importers.conftest import COBBLER_SLUG, table_counts
 
@@ -208,7 +208,7 @@ def test_aggregates_are_the_stored_win_counts(cobbler_import):
     assert dolly.first().source_file == "human/batches/model_bias/compassion/nC2_preferences_dolly.json"
     runs = set(rows.filter(collection="bias").values_list("run", flat=True))
     assert runs == {"order", "compassion", "bandwagon", "distraction", "frequency", "selective"}
-    judges = Judge.objects.filter(aggregates__study__slug=COBBLER_SLUG).distinct()
+    judges = RegisteredModel.objects.filter(aggregates__study__slug=COBBLER_SLUG).distinct()
     assert all(j.kind == "imported" for j in judges)
     assert dict(judges.filter(name__in=["gpt4", "random"]).values_list("name", "self_candidate_key")) == {
         "gpt4": "gpt4",

@@ -13,7 +13,7 @@ from django.core import serializers
 from django.core.management import CommandError, call_command
 
 from annotations.models import Instruction, Participant, Response, Study, Submission, Task
-from judging.models import Judge, JudgeJob, Judgment
+from judging.models import JudgeJob, Judgment, RegisteredModel
 from tests.conftest import SAMPLES_DIR
 from tests.importers.conftest import table_counts
 
@@ -119,7 +119,7 @@ def test_human_votes_keep_orientation_and_ties():
 
 def test_gpt4_pair_rows_become_judgments_of_an_imported_judge():
     _import(SAMPLE)
-    judge = Judge.objects.get(name="gpt-4")
+    judge = RegisteredModel.objects.get(name="gpt-4")
     assert judge.kind == "imported"
     job = JudgeJob.objects.get(study__slug="mt", judge=judge)
     assert (job.status, job.conditions, job.parser, job.total, job.done, job.invalid) == (
@@ -234,7 +234,7 @@ def test_judge_names_are_hashed_in_the_participant_id():
 
 
 def test_it_will_not_attach_imported_verdicts_to_a_live_judge():
-    Judge.objects.create(name="gpt-4", kind=Judge.Kind.OPENAI, model="gpt-4")
+    RegisteredModel.objects.create(name="gpt-4", kind=RegisteredModel.Kind.OPENAI, model="gpt-4")
     before = table_counts()
     with pytest.raises(CommandError, match="judge gpt-4: a 'openai' judge has this name"):
         _import(SAMPLE)

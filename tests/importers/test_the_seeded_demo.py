@@ -21,7 +21,7 @@ from django.utils import timezone
 from analysis.loaders import human_pairwise_frame, human_rankings_frame
 from analysis.models import ReportRun
 from annotations.models import Assignment, Batch, Pair, Participant, Response, Study, Submission
-from judging.models import Judge, JudgeJob, Judgment
+from judging.models import JudgeJob, Judgment, RegisteredModel
 from tests.importers.conftest import table_counts
 from tests.importers.test_seed_demo import _seed
 
@@ -32,7 +32,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 def demo(django_db_setup, django_db_blocker) -> Iterator[str]:
     """The output of one ``seed_demo``, its rows committed for the module."""
     with django_db_blocker.unblock():
-        before, judges = table_counts(), set(Judge.objects.values_list("pk", flat=True))
+        before, judges = table_counts(), set(RegisteredModel.objects.values_list("pk", flat=True))
         users = set(get_user_model().objects.values_list("pk", flat=True))
         try:
             with override_settings(DEBUG=True):
@@ -41,7 +41,7 @@ def demo(django_db_setup, django_db_blocker) -> Iterator[str]:
         finally:
             ReportRun.objects.filter(study__slug="demo").delete()
             Study.objects.filter(slug="demo").delete()
-            Judge.objects.exclude(pk__in=judges).delete()  # the demo's models, registered by the seed
+            RegisteredModel.objects.exclude(pk__in=judges).delete()  # the demo's models, registered by the seed
             get_user_model().objects.exclude(pk__in=users).delete()  # the local demo login
             assert table_counts() == before, "the shared demo left rows behind"
 

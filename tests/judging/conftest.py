@@ -10,7 +10,7 @@ from decimal import Decimal
 import pytest
 
 from annotations.models import Candidate, Instruction, Pair, Response, Study
-from judging.models import Judge
+from judging.models import RegisteredModel
 from judging.simulator.server import SimulatorServer
 from tests.conftest import WorkerProcess, purge_broker
 
@@ -55,9 +55,9 @@ def simulator() -> Iterator[SimulatorServer]:
 
 @pytest.fixture
 def make_sim_judge(simulator):
-    def make(name: str = "sim", knobs: str = "", **fields) -> Judge:
+    def make(name: str = "sim", knobs: str = "", **fields) -> RegisteredModel:
         defaults = {
-            "kind": Judge.Kind.OPENAI,
+            "kind": RegisteredModel.Kind.OPENAI,
             "base_url": simulator.base_url,
             "model": f"sim:{knobs}",
             "max_concurrency": 8,
@@ -67,7 +67,7 @@ def make_sim_judge(simulator):
             "price_out_per_1k": Decimal("0.002"),
         }
         defaults.update(fields)
-        return Judge.objects.create(name=name, **defaults)
+        return RegisteredModel.objects.create(name=name, **defaults)
 
     return make
 

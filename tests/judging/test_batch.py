@@ -520,7 +520,7 @@ def test_the_client_checks_the_host_and_never_shows_the_key(simulator, settings)
     from judging.batch import client
 
     secret = "sk-live-NEVER-SHOWN-777"
-    snap = llm.JudgeSnapshot(
+    snap = llm.ModelSnapshot(
         id=1,
         kind="openai",
         baseline="",

@@ -20,7 +20,7 @@ from annotations.biases import REWRITTEN
 from annotations.importers.demo import seed_demo_study
 from annotations.models import Pair, Response
 from judging import conditions, services
-from judging.models import BatchRun, GenerationJob, Judge
+from judging.models import BatchRun, GenerationJob, RegisteredModel
 from judging.simulator import batch as simbatch
 from tests.conftest import wait_until
 
@@ -54,7 +54,7 @@ def test_a_new_model_generates_is_paired_judged_by_batch_and_gets_its_egocentric
         "0.002",
         stdout=StringIO(),
     )
-    model = Judge.objects.get(name="newcomer")
+    model = RegisteredModel.objects.get(name="newcomer")
     assert model.use_as_judge and model.use_as_generator and model.self_candidate_key == ""
     judge_worker()
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 from django.core.management import CommandError, call_command
 
-from judging.models import Judge, JudgeJob
+from judging.models import JudgeJob, RegisteredModel
 from judging.services import ensure_demo_judges
 from tests.conftest import PROJECT_ROOT, _worker_env
 
@@ -29,9 +29,9 @@ def test_create_judge_for_an_endpoint_and_a_baseline(db, capsys):
         '{"temperature": 0}',
     )
     call_command("create_judge", "len", "--baseline", "longer")
-    gpt = Judge.objects.get(name="gpt")
+    gpt = RegisteredModel.objects.get(name="gpt")
     assert gpt.api_key_env == "JUDGE_KEY_OPENAI" and gpt.generation == {"temperature": 0}
-    assert Judge.objects.get(name="len").baseline == "longer"
+    assert RegisteredModel.objects.get(name="len").baseline == "longer"
     with pytest.raises(CommandError, match="not available"):
         call_command("create_judge", "gpt", "--base-url", "http://x/v1", "--model", "m")
     with pytest.raises(CommandError, match="needs --base-url and --model"):
@@ -60,7 +60,7 @@ def test_run_judges_creates_baselines_on_demand(study, capsys, django_capture_on
 def test_run_judges_bad_input_changes_nothing(study, args, message):
     with pytest.raises(CommandError, match=message):
         call_command("run_judges", *args)
-    assert not JudgeJob.objects.exists() and not Judge.objects.exists()
+    assert not JudgeJob.objects.exists() and not RegisteredModel.objects.exists()
 
 
 def test_run_judges_exits_non_zero_with_one_line(transactional_db):
@@ -81,4 +81,4 @@ def test_ensure_demo_judges_points_at_the_simulator(db, settings):
     judges = ensure_demo_judges()
     assert [j.name for j in judges] == ["simulated-judge", "longer", "first-slot", "last-slot", "random"]
     assert judges[0].base_url == "http://127.0.0.1:8000/sim/v1" and judges[0].model.startswith("sim:")
-    assert len(ensure_demo_judges()) == 5 and Judge.objects.count() == 5  # idempotent
+    assert len(ensure_demo_judges()) == 5 and RegisteredModel.objects.count() == 5  # idempotent

@@ -9,7 +9,7 @@ from django.db import connection
 
 from judging import services
 from judging.generate.services import start_generation_job
-from judging.models import Generation, GenerationJob, Judge, JudgeJob, Judgment
+from judging.models import Generation, GenerationJob, JudgeJob, Judgment, RegisteredModel
 from tests.conftest import purge_broker
 from tests.judging.conftest import build_study
 
@@ -66,7 +66,9 @@ def test_a_job_not_running_never_completes_here(status):
 @pytest.mark.django_db
 def test_a_generation_job_completes_on_its_own_rows():
     study = build_study()
-    model = Judge.objects.create(name="gen", kind=Judge.Kind.OPENAI, base_url="http://127.0.0.1:9/v1", model="sim:")
+    model = RegisteredModel.objects.create(
+        name="gen", kind=RegisteredModel.Kind.OPENAI, base_url="http://127.0.0.1:9/v1", model="sim:"
+    )
     job = start_generation_job(study=study, generator=model)
     assert GenerationJob.row_model() is Generation and JudgeJob.row_model() is Judgment
     assert job.complete_if_done() is False

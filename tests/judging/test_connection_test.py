@@ -15,7 +15,7 @@ from django.core.cache import cache
 from django.test import Client
 
 from judging import connection_test, prompts
-from judging.models import Judge
+from judging.models import RegisteredModel
 
 SECRET = "sk-test-CONNECTION-" + "k" * 16
 HTMX = {"HX-Request": "true"}
@@ -88,10 +88,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _mine(owner, base_url: str, model: str = "m", **fields) -> Judge:
+def _mine(owner, base_url: str, model: str = "m", **fields) -> RegisteredModel:
     defaults = {"kind": "openai", "request_timeout": 5.0, "transport": "http", "owner": owner}
     defaults.update(fields)
-    return Judge.objects.create(
+    return RegisteredModel.objects.create(
         name=fields.pop("name", "mine"),
         base_url=base_url,
         model=model,
@@ -221,7 +221,7 @@ def test_the_simulator_rate_limit_and_server_errors_come_through(researcher_clie
 
 
 def test_a_baseline_answers_locally(researcher_client, db):
-    judge = Judge.objects.create(name="first", kind="baseline", baseline="first-slot")
+    judge = RegisteredModel.objects.create(name="first", kind="baseline", baseline="first-slot")
     body = researcher_client.post(f"/judging/judges/{judge.pk}/test/", headers=HTMX).content.decode()
     assert "System Star: the first answer (the right one)" in body
 
@@ -234,7 +234,7 @@ def test_unsaved_form_values_are_tested_and_nothing_is_saved(researcher_client, 
         "/judging/judges/new/test/", _form(simulator.base_url, "sim:order_first=1", name="draft"), headers=HTMX
     )
     assert response.status_code == 200 and "System Star: the first answer" in response.content.decode()
-    assert not Judge.objects.exists()
+    assert not RegisteredModel.objects.exists()
 
 
 def test_bad_form_values_are_one_line_errors(researcher_client, db):

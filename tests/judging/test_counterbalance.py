@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from judging import conditions, services
-from judging.models import Judge
+from judging.models import RegisteredModel
 
 
 def _fake_pairs(per_instruction: dict[int, int]) -> list[SimpleNamespace]:
@@ -44,7 +44,7 @@ def test_the_paper_prompt_version_keeps_the_authors_canonical_first_slot():
 
 
 def _job(study, names, **kw):
-    judge = Judge.objects.create(
+    judge = RegisteredModel.objects.create(
         name=kw.pop("name", "first-slot"),
         kind="baseline",
         baseline="first-slot",

@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 
 from judging import connection_test
-from judging.models import Judge
+from judging.models import RegisteredModel
 from tests.judging.recording_endpoint import model_form
 
 TYPED_KEY = "sk-typed-" + "T" * 28
@@ -31,7 +31,7 @@ def _boom(*args: object, **kwargs: object) -> None:
 
 
 def test_the_model_form_key_is_masked_on_the_500_page(debug_client, monkeypatch):
-    monkeypatch.setattr(Judge, "save", _boom)  # after the key was read from the form
+    monkeypatch.setattr(RegisteredModel, "save", _boom)  # after the key was read from the form
     response = debug_client.post("/judging/judges/new/", _form())
     page = response.content.decode()
     assert response.status_code == 500 and "forced failure" in page and "api_key" in page

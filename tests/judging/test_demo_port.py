@@ -15,7 +15,7 @@ from django.core.management import call_command
 
 from annotations.models import Study
 from cobbler_site.management.commands import runstack
-from judging.models import Judge
+from judging.models import RegisteredModel
 from judging.services import create_judge, is_local_simulator_url, local_simulator_url, point_demo_judge_at
 from tests.conftest import PROJECT_ROOT
 
@@ -32,8 +32,8 @@ def _seed(settings, base_url: str, *args: str) -> str:
     return out.getvalue()
 
 
-def _demo_judge() -> Judge:
-    return Judge.objects.get(name="simulated-judge")
+def _demo_judge() -> RegisteredModel:
+    return RegisteredModel.objects.get(name="simulated-judge")
 
 
 def test_it_moves_the_demo_judge_to_the_port_served_when_seeded_earlier(settings, researcher):
@@ -58,11 +58,11 @@ def test_a_full_seed_follows_the_port_too(settings):
 
 def test_a_demo_judge_pointed_at_a_real_endpoint_stays_there(settings):
     _seed(settings, PORT_8000)
-    Judge.objects.filter(name="simulated-judge").update(base_url="https://api.example.org/v1")
+    RegisteredModel.objects.filter(name="simulated-judge").update(base_url="https://api.example.org/v1")
     _seed(settings, PORT_8100, "--if-empty")
     assert _demo_judge().base_url == "https://api.example.org/v1"
     # Nor is a remote URL ever written over the local simulator's.
-    Judge.objects.filter(name="simulated-judge").update(base_url=PORT_8000)
+    RegisteredModel.objects.filter(name="simulated-judge").update(base_url=PORT_8000)
     assert point_demo_judge_at(base_url="https://sim.example.org/sim/v1") is False
     assert _demo_judge().base_url == PORT_8000
 

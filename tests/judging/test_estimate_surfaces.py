@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 
 from judging.api_estimates import EstimateSerializer
 from judging.estimates import estimate_generation_job, estimate_judge_job, summary_lines
-from judging.models import Generation, GenerationJob, Judge, JudgeJob, Judgment
+from judging.models import Generation, GenerationJob, JudgeJob, Judgment, RegisteredModel
 
 JUDGE_FORM = {
     "study": None,  # set per test (the study's pk)
@@ -204,7 +204,7 @@ def test_dry_run_creates_nothing_not_even_an_on_demand_baseline(study):
     call_command("run_judges", "--study", study.slug, "--judge", "longer", "--dry-run", stdout=out)
     text = out.getvalue()
     assert text.startswith("dry run: nothing created") and "calls to send: 0 for 36 judgments" in text
-    assert not Judge.objects.filter(name="longer").exists() and nothing_created()
+    assert not RegisteredModel.objects.filter(name="longer").exists() and nothing_created()
 
 
 def test_dry_run_fails_as_the_start_would(study, judge, writer):

@@ -8,13 +8,13 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from judging import crypto
-from judging.models import Judge
+from judging.models import RegisteredModel
 
 OWN_KEY = "sk-own-" + "r" * 24
 
 
-def _with_key(name: str = "mine") -> Judge:
-    judge = Judge(name=name, kind="openai", base_url="http://127.0.0.1:9/v1", model="m")
+def _with_key(name: str = "mine") -> RegisteredModel:
+    judge = RegisteredModel(name=name, kind="openai", base_url="http://127.0.0.1:9/v1", model="m")
     judge.set_api_key(OWN_KEY)
     judge.save()
     return judge
@@ -38,10 +38,10 @@ def test_a_key_no_value_opens_stops_rotation_and_changes_nothing(db, settings):
     lost = _with_key("lost")
     settings.FIELD_ENCRYPTION_KEY = "new-" + "n" * 40
     kept = _with_key("kept")
-    before = {j.pk: j.api_key_encrypted for j in Judge.objects.all()}
+    before = {j.pk: j.api_key_encrypted for j in RegisteredModel.objects.all()}
     with pytest.raises(CommandError, match="model lost: its stored key opens with neither"):
         call_command("rotate_field_key")
-    assert {j.pk: j.api_key_encrypted for j in Judge.objects.all()} == before
+    assert {j.pk: j.api_key_encrypted for j in RegisteredModel.objects.all()} == before
     with pytest.raises(ValueError):
-        crypto.decrypt(Judge.objects.get(pk=lost.pk).api_key_encrypted)
-    assert Judge.objects.get(pk=kept.pk).get_api_key() == OWN_KEY
+        crypto.decrypt(RegisteredModel.objects.get(pk=lost.pk).api_key_encrypted)
+    assert RegisteredModel.objects.get(pk=kept.pk).get_api_key() == OWN_KEY

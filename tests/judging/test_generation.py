@@ -12,21 +12,21 @@ from judging import services
 from judging.generate import prompts
 from judging.generate.finish import finish_generation_job
 from judging.generate.services import is_finalised, start_generation_job
-from judging.models import Generation, GenerationJob, Judge, JudgeJob
+from judging.models import Generation, GenerationJob, JudgeJob, RegisteredModel
 from judging.runner.work import kind_of
 from judging.simulator.behaviour import answer_text, decide, parse_knobs, usage
 from tests.judging.conftest import build_study
 
 
-def _model(name: str = "gen", **fields) -> Judge:
+def _model(name: str = "gen", **fields) -> RegisteredModel:
     defaults = {
-        "kind": Judge.Kind.OPENAI,
+        "kind": RegisteredModel.Kind.OPENAI,
         "base_url": "http://127.0.0.1:9/v1",
         "model": "sim:seed=4",
         "generation": {"temperature": 0},
     }
     defaults.update(fields)
-    return Judge.objects.create(name=name, **defaults)
+    return RegisteredModel.objects.create(name=name, **defaults)
 
 
 def _answer_all(job: GenerationJob, *, fail: tuple[int, ...] = ()) -> None:
@@ -66,8 +66,8 @@ def test_a_job_records_messages_params_and_hash_on_every_row(study):
 @pytest.mark.parametrize(
     ("change", "kwargs", "message"),
     [
-        ({"kind": Judge.Kind.BASELINE, "baseline": "longer"}, {}, "cannot write answers"),
-        ({"kind": Judge.Kind.IMPORTED}, {}, "cannot write answers"),
+        ({"kind": RegisteredModel.Kind.BASELINE, "baseline": "longer"}, {}, "cannot write answers"),
+        ({"kind": RegisteredModel.Kind.IMPORTED}, {}, "cannot write answers"),
         ({"use_as_generator": False}, {}, "not enabled as a generator"),
         ({}, {"candidate_key": "alpha"}, "already has a candidate 'alpha'"),
         ({}, {"candidate_key": "no spaces"}, "candidate key"),

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from judging import generation_params, llm
-from judging.models import Judge
+from judging.models import RegisteredModel
 from tests.judging.recording_endpoint import RecordingEndpoint, model_form
 
 HTMX = {"HX-Request": "true"}
@@ -82,7 +82,7 @@ def test_the_form_refuses_with_422_naming_the_field(researcher_client, server, p
 
     response = researcher_client.post("/judging/judges/new/", _form(server.url(), json.dumps(params)))
     assert response.status_code == 422 and f"&#x27;{field}&#x27;" in response.content.decode()
-    assert not Judge.objects.filter(name="gen").exists()
+    assert not RegisteredModel.objects.filter(name="gen").exists()
     tested = researcher_client.post("/judging/judges/new/test/", _form(server.url(), json.dumps(params)), headers=HTMX)
     assert tested.status_code == 422 and server.requests == []
 
@@ -91,7 +91,7 @@ def test_the_form_saves_the_allowed_settings(researcher_client, server):
     import json
 
     assert researcher_client.post("/judging/judges/new/", _form(server.url(), json.dumps(GOOD))).status_code == 302
-    assert Judge.objects.get(name="gen").generation == GOOD
+    assert RegisteredModel.objects.get(name="gen").generation == GOOD
 
 
 @pytest.mark.parametrize(("params", "field"), [BAD[0], BAD[1], BAD[6]])
@@ -103,7 +103,7 @@ def test_create_judge_refuses_in_one_line(db, params, field):
             "create_judge", "cli", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
             "--generation", json.dumps(params),
         )  # fmt: skip
-    assert "\n" not in str(refused.value) and not Judge.objects.filter(name="cli").exists()
+    assert "\n" not in str(refused.value) and not RegisteredModel.objects.filter(name="cli").exists()
 
 
 @pytest.mark.parametrize(
@@ -113,29 +113,31 @@ def test_create_judge_refuses_in_one_line(db, params, field):
 @pytest.mark.parametrize("transport", ["http", "openai"])
 def test_an_old_row_with_bad_settings_is_never_sent(researcher, server, generation, transport):
     # Written around the validators (an old row, a raw update): the send path refuses it.
-    judge = Judge.objects.create(
+    judge = RegisteredModel.objects.create(
         name="old", kind="openai", base_url=server.url(), model="m", transport=transport, owner=researcher
     )
-    Judge.objects.filter(pk=judge.pk).update(generation=generation)
+    RegisteredModel.objects.filter(pk=judge.pk).update(generation=generation)
     judge.refresh_from_db()
     with pytest.raises(llm.PermanentError, match="is not allowed"):
-        llm.complete(llm.JudgeSnapshot.of(judge), [{"role": "user", "content": "hi"}])
+        llm.complete(llm.ModelSnapshot.of(judge), [{"role": "user", "content": "hi"}])
     assert server.requests == []
 
 
 def test_stream_in_an_old_row_is_an_error_line_not_a_500(researcher_client, researcher, server, settings):
     settings.THROTTLE_CONNECTION_TEST = "100000/min"
-    judge = Judge.objects.create(name="old", kind="openai", base_url=server.url(), model="m", owner=researcher)
-    Judge.objects.filter(pk=judge.pk).update(generation={"stream": True})
+    judge = RegisteredModel.objects.create(
+        name="old", kind="openai", base_url=server.url(), model="m", owner=researcher
+    )
+    RegisteredModel.objects.filter(pk=judge.pk).update(generation={"stream": True})
     response = researcher_client.post(f"/judging/judges/{judge.pk}/test/", headers=HTMX)
     assert response.status_code == 200 and "&#x27;stream&#x27; is not allowed" in response.content.decode()
     assert server.requests == []
 
 
 def test_allowed_settings_are_sent_as_given(researcher, server):
-    judge = Judge.objects.create(
+    judge = RegisteredModel.objects.create(
         name="ok", kind="openai", base_url=server.url(), model="m", transport="http", generation=GOOD
     )
-    llm.complete(llm.JudgeSnapshot.of(judge), [{"role": "user", "content": "hi"}])
+    llm.complete(llm.ModelSnapshot.of(judge), [{"role": "user", "content": "hi"}])
     body = server.requests[-1]["body"]
     assert {k: body[k] for k in GOOD} == GOOD and body["model"] == "m"

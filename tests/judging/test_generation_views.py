@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 
 from judging.generate.finish import finish_generation_job
 from judging.generate.services import start_generation_job
-from judging.models import Generation, GenerationJob, Judge
+from judging.models import Generation, GenerationJob, RegisteredModel
 from tests.judging.conftest import build_study
 from tests.judging.test_generation import _answer_all, _model
 
@@ -35,7 +35,9 @@ def setup(study, researcher, other_researcher):
         "gen": _model("gen"),
         "judge_only": _model("judge-only", use_as_generator=False),
         "private": _model("bob-private", owner=other_researcher),
-        "baseline": Judge.objects.create(name="longer", kind=Judge.Kind.BASELINE, baseline="longer"),
+        "baseline": RegisteredModel.objects.create(
+            name="longer", kind=RegisteredModel.Kind.BASELINE, baseline="longer"
+        ),
     }
 
 

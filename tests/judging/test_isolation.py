@@ -10,7 +10,7 @@ import pytest
 from django.db.models import Sum
 
 from judging import services
-from judging.models import Judge, Judgment
+from judging.models import Judgment, RegisteredModel
 from tests.conftest import wait_until
 from tests.judging.conftest import sweep_until_finished, worker_environment
 
@@ -74,7 +74,7 @@ def test_a_down_endpoint_does_not_hold_a_baseline_job(study, slow_retry_worker, 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again: connection refused
-    down = Judge.objects.create(
+    down = RegisteredModel.objects.create(
         name="down",
         kind="openai",
         base_url=f"http://127.0.0.1:{port}/v1",

@@ -13,7 +13,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from judging import endpoints, llm, services
-from judging.models import Judge
+from judging.models import RegisteredModel
 from tests.conftest import PROJECT_ROOT, _worker_env
 
 SECRET = "sk-test-" + "s" * 24
@@ -40,10 +40,10 @@ def test_the_key_variable_must_carry_the_prefix(db, monkeypatch):
     monkeypatch.setenv("JUDGE_KEY_OK", SECRET)
     assert judge.get_api_key() == SECRET and judge.has_api_key
     # A row written around the validators still never reads another variable.
-    Judge.objects.filter(pk=judge.pk).update(api_key_env="PATH")
+    RegisteredModel.objects.filter(pk=judge.pk).update(api_key_env="PATH")
     judge.refresh_from_db()
     assert judge.get_api_key() == "" and not judge.has_api_key
-    assert llm.JudgeSnapshot.of(judge).api_key == ""
+    assert llm.ModelSnapshot.of(judge).api_key == ""
 
 
 def test_the_prefix_is_a_setting(db, settings, monkeypatch):
@@ -97,7 +97,7 @@ def test_create_judge_with_a_judge_key_variable_and_an_owner(db, researcher, cap
         "--owner",
         "alice",
     )
-    judge = Judge.objects.get(name="mine")
+    judge = RegisteredModel.objects.get(name="mine")
     assert judge.owner == researcher and judge.api_key_env == "JUDGE_KEY_OPENAI" and not judge.is_shared
 
 
@@ -107,7 +107,7 @@ def test_the_form_refuses_other_variables(researcher_client):
         {**FORM, "name": "leak", "base_url": "http://127.0.0.1:9/v1", "api_key_env": "DATABASE_URL"},
     )
     assert response.status_code == 422 and b"JUDGE_KEY_" in response.content
-    assert not Judge.objects.filter(name="leak").exists()
+    assert not RegisteredModel.objects.filter(name="leak").exists()
 
 
 # --- a new base_url drops the key -------------------------------------------------------
@@ -116,33 +116,33 @@ def test_the_form_refuses_other_variables(researcher_client):
 def test_changing_the_base_url_drops_the_stored_key(db, monkeypatch):
     monkeypatch.setenv("JUDGE_KEY_A", SECRET)
     judge = services.create_judge(name="k", base_url="http://127.0.0.1:9/v1", model="m", api_key=SECRET)
-    judge = Judge.objects.get(pk=judge.pk)
+    judge = RegisteredModel.objects.get(pk=judge.pk)
     judge.model = "m2"
     judge.save()
-    assert Judge.objects.get(pk=judge.pk).get_api_key() == SECRET  # other edits keep it
+    assert RegisteredModel.objects.get(pk=judge.pk).get_api_key() == SECRET  # other edits keep it
     judge.base_url = "http://127.0.0.1:10/v1"
     judge.save()
-    judge = Judge.objects.get(pk=judge.pk)
+    judge = RegisteredModel.objects.get(pk=judge.pk)
     assert judge.api_key_encrypted == "" and judge.get_api_key() == ""
     # The key variable is dropped too, unless the same change names a new one.
     judge.api_key_env = "JUDGE_KEY_A"
     judge.save()
-    judge = Judge.objects.get(pk=judge.pk)
+    judge = RegisteredModel.objects.get(pk=judge.pk)
     judge.base_url = "http://127.0.0.1:11/v1"
     judge.save(update_fields=["base_url"])
-    assert Judge.objects.get(pk=judge.pk).api_key_env == ""
-    judge = Judge.objects.get(pk=judge.pk)
+    assert RegisteredModel.objects.get(pk=judge.pk).api_key_env == ""
+    judge = RegisteredModel.objects.get(pk=judge.pk)
     judge.base_url = "http://127.0.0.1:12/v1"
     judge.set_api_key("sk-new")
     judge.save()
-    assert Judge.objects.get(pk=judge.pk).get_api_key() == "sk-new"
+    assert RegisteredModel.objects.get(pk=judge.pk).get_api_key() == "sk-new"
 
 
 def test_the_form_drops_the_key_with_a_new_base_url(researcher_client):
     researcher_client.post(
         "/judging/judges/new/", {**FORM, "name": "gpt", "base_url": "http://127.0.0.1:9/v1", "api_key": SECRET}
     )
-    judge = Judge.objects.get(name="gpt")
+    judge = RegisteredModel.objects.get(name="gpt")
     assert judge.get_api_key() == SECRET
     response = researcher_client.post(
         f"/judging/judges/{judge.pk}/edit/", {**FORM, "name": "gpt", "base_url": "http://127.0.0.1:8/v1"}
@@ -157,13 +157,13 @@ def test_the_form_drops_the_key_with_a_new_base_url(researcher_client):
 
 @pytest.fixture
 def judges(db, researcher, other_researcher):
-    public = Judge.objects.create(name="public", kind="baseline", baseline="longer")
-    private = Judge.objects.create(
+    public = RegisteredModel.objects.create(name="public", kind="baseline", baseline="longer")
+    private = RegisteredModel.objects.create(
         name="bobs", kind="openai", base_url="http://127.0.0.1:9/v1", model="m", owner=other_researcher
     )
     private.set_api_key(SECRET)
     private.save()
-    shared_all = Judge.objects.create(
+    shared_all = RegisteredModel.objects.create(
         name="bobs-shared",
         kind="openai",
         base_url="http://127.0.0.1:9/v1",
@@ -171,7 +171,7 @@ def judges(db, researcher, other_researcher):
         owner=other_researcher,
         is_shared=True,
     )
-    shared_alice = Judge.objects.create(
+    shared_alice = RegisteredModel.objects.create(
         name="bobs-for-alice", kind="openai", base_url="http://127.0.0.1:9/v1", model="m", owner=other_researcher
     )
     shared_alice.shared_with.add(researcher)
@@ -181,20 +181,20 @@ def judges(db, researcher, other_researcher):
 def test_usable_by_is_the_one_rule(judges, researcher, other_researcher, django_user_model):
     from django.contrib.auth.models import AnonymousUser
 
-    names = lambda user: set(Judge.objects.usable_by(user).values_list("name", flat=True))  # noqa: E731
+    names = lambda user: set(RegisteredModel.objects.usable_by(user).values_list("name", flat=True))  # noqa: E731
     assert names(researcher) == {"public", "bobs-shared", "bobs-for-alice"}
     assert names(other_researcher) == {"public", "bobs", "bobs-shared", "bobs-for-alice"}
     admin = django_user_model.objects.create_superuser("root", "r@x.org", "root-password")
     assert names(admin) == {"public", "bobs", "bobs-shared", "bobs-for-alice"}
     crowd = django_user_model.objects.create_user("carol", password="carol-password")
     assert names(crowd) == set() and names(AnonymousUser()) == set() and names(None) == set()
-    assert set(Judge.objects.editable_by(researcher)) == set()
-    assert set(Judge.objects.editable_by(other_researcher)) == {
+    assert set(RegisteredModel.objects.editable_by(researcher)) == set()
+    assert set(RegisteredModel.objects.editable_by(other_researcher)) == {
         judges["private"],
         judges["shared_all"],
         judges["shared_alice"],
     }
-    assert Judge.objects.usable_by(researcher).count() == 3  # no duplicate rows from the M2M
+    assert RegisteredModel.objects.usable_by(researcher).count() == 3  # no duplicate rows from the M2M
 
 
 def test_pages_hide_and_protect_other_peoples_judges(judges, researcher_client):
@@ -214,13 +214,13 @@ def test_pages_hide_and_protect_other_peoples_judges(judges, researcher_client):
 
 def test_a_new_judge_is_private_to_its_creator_until_shared(researcher_client, researcher, other_researcher):
     researcher_client.post("/judging/judges/new/", {**FORM, "name": "mine", "base_url": "http://127.0.0.1:9/v1"})
-    judge = Judge.objects.get(name="mine")
-    assert judge.owner == researcher and not Judge.objects.usable_by(other_researcher).filter(pk=judge.pk)
+    judge = RegisteredModel.objects.get(name="mine")
+    assert judge.owner == researcher and not RegisteredModel.objects.usable_by(other_researcher).filter(pk=judge.pk)
     researcher_client.post(
         f"/judging/judges/{judge.pk}/edit/",
         {**FORM, "name": "mine", "base_url": "http://127.0.0.1:9/v1", "shared_with": [other_researcher.pk]},
     )
-    assert Judge.objects.usable_by(other_researcher).filter(pk=judge.pk).exists()
+    assert RegisteredModel.objects.usable_by(other_researcher).filter(pk=judge.pk).exists()
 
 
 def test_jobs_only_use_judges_the_user_may_use(judges, researcher_client, study):
@@ -295,10 +295,10 @@ def test_the_setting_guards_the_form_and_every_call(db, settings, researcher_cli
     with pytest.raises(ValidationError, match="JUDGE_ALLOWED_HOSTS"):
         services.create_judge(name="loop", base_url="http://127.0.0.1:9/v1", model="m")
     # A row that points inside anyway (written around the validators) is never called.
-    judge = Judge.objects.create(
+    judge = RegisteredModel.objects.create(
         name="sneaky", kind="openai", base_url="http://127.0.0.1:9/v1", model="m", api_key_encrypted=""
     )
     judge.set_api_key(SECRET)
     with pytest.raises(llm.PermanentError, match="not allowed") as exc:
-        llm.complete(llm.JudgeSnapshot.of(judge), [{"role": "user", "content": "hi"}])
+        llm.complete(llm.ModelSnapshot.of(judge), [{"role": "user", "content": "hi"}])
     assert SECRET not in str(exc.value)

@@ -17,7 +17,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from judging import llm, services
-from judging.models import Judge, KeyGrant
+from judging.models import KeyGrant, RegisteredModel
 from tests.conftest import PROJECT_ROOT, _worker_env
 from tests.judging.recording_endpoint import RecordingEndpoint, model_form
 
@@ -44,9 +44,9 @@ def _form(base_url: str, **extra: str) -> dict[str, str]:
     return model_form(name="stolen", base_url=base_url, **({"api_key_env": VARIABLE} | extra))
 
 
-def _row_around_the_validators(owner, base_url: str) -> Judge:
+def _row_around_the_validators(owner, base_url: str) -> RegisteredModel:
     """What a bug, an old row or a raw SQL edit could leave: no validator ran."""
-    return Judge.objects.create(
+    return RegisteredModel.objects.create(
         name="raw",
         kind="openai",
         base_url=base_url,
@@ -65,7 +65,7 @@ def test_the_lab_key_cannot_be_saved_with_a_researchers_own_base_url(researcher_
     assert not researcher.is_superuser
     response = researcher_client.post("/judging/judges/new/", _form(attacker_server.url()))
     assert response.status_code == 422 and REFUSAL in response.content.decode()
-    assert not Judge.objects.filter(name="stolen").exists()
+    assert not RegisteredModel.objects.filter(name="stolen").exists()
     assert attacker_server.requests == []
 
 
@@ -82,7 +82,7 @@ def test_a_row_written_around_the_validators_still_cannot_send_the_key(
     tested = researcher_client.post(f"/judging/judges/{judge.pk}/test/", headers=HTMX)
     assert tested.status_code == 200 and REFUSAL in tested.content.decode()
     # The runner's path: the snapshot carries the refusal, and complete() sends nothing.
-    snapshot = llm.JudgeSnapshot.of(judge)
+    snapshot = llm.ModelSnapshot.of(judge)
     assert snapshot.api_key == "" and snapshot.refusal == REFUSAL
     with pytest.raises(llm.PermanentError, match="is not granted to alice"):
         llm.complete(snapshot, [{"role": "user", "content": "hi"}])
@@ -114,7 +114,7 @@ def test_the_api_refuses_a_model_that_may_not_send_with_422_naming_the_field(res
     generation = client.post("/api/generation-jobs/", {"study": study.slug, "model": judge.name}, format="json")
     assert generation.status_code == 422 and generation.json() == {"model": [REFUSAL]}
     # Generation settings outside the allowlist (a row written around the validators) likewise.
-    Judge.objects.filter(pk=judge.pk).update(api_key_env="", generation={"stream": True})
+    RegisteredModel.objects.filter(pk=judge.pk).update(api_key_env="", generation={"stream": True})
     started = client.post(
         "/api/judge-jobs/start/", {"study": study.slug, "judge": judge.name, "conditions": ["order"]}, format="json"
     )
@@ -126,11 +126,11 @@ def test_the_api_refuses_a_model_that_may_not_send_with_422_naming_the_field(res
 def test_revoking_a_grant_stops_the_next_request(researcher, attacker_server):
     call_command("grant_key", VARIABLE, "--user", "alice")
     judge = _row_around_the_validators(researcher, attacker_server.url())
-    llm.complete(llm.JudgeSnapshot.of(judge), [{"role": "user", "content": "hi"}])
+    llm.complete(llm.ModelSnapshot.of(judge), [{"role": "user", "content": "hi"}])
     call_command("grant_key", VARIABLE, "--user", "alice", "--revoke")
     judge.refresh_from_db()
     with pytest.raises(llm.PermanentError, match="is not granted"):
-        llm.complete(llm.JudgeSnapshot.of(judge), [{"role": "user", "content": "hi"}])
+        llm.complete(llm.ModelSnapshot.of(judge), [{"role": "user", "content": "hi"}])
     assert attacker_server.authorizations() == [f"Bearer {LAB_KEY}"]  # only the granted call
 
 
@@ -142,7 +142,7 @@ def test_a_grant_to_the_user_lets_the_key_go_to_their_endpoint(researcher_client
     tested = researcher_client.post("/judging/judges/new/test/", _form(attacker_server.url()), headers=HTMX)
     assert tested.status_code == 200 and attacker_server.authorizations() == [f"Bearer {LAB_KEY}"]
     saved = researcher_client.post("/judging/judges/new/", _form(attacker_server.url()))
-    assert saved.status_code == 302 and Judge.objects.get(name="stolen").api_key_env == VARIABLE
+    assert saved.status_code == 302 and RegisteredModel.objects.get(name="stolen").api_key_env == VARIABLE
     assert LAB_KEY not in tested.content.decode()
 
 
@@ -154,8 +154,8 @@ def test_a_grant_to_a_group_covers_its_members(client, other_researcher, attacke
     assert refused.status_code == 422 and f"{VARIABLE} is not granted to bob" in refused.content.decode()
     call_command("grant_key", VARIABLE, "--group", "lab")
     assert client.post("/judging/judges/new/", _form(attacker_server.url())).status_code == 302
-    judge = Judge.objects.get(name="stolen")
-    assert judge.owner == other_researcher and llm.JudgeSnapshot.of(judge).api_key == LAB_KEY
+    judge = RegisteredModel.objects.get(name="stolen")
+    assert judge.owner == other_researcher and llm.ModelSnapshot.of(judge).api_key == LAB_KEY
 
 
 def test_a_grant_is_per_variable(researcher_client, attacker_server, monkeypatch):
@@ -170,14 +170,14 @@ def test_superusers_and_owner_less_models_may_use_any_variable(django_user_model
         name="roots", base_url=attacker_server.url(), model="m", api_key_env=VARIABLE, owner=root
     )
     public = services.create_judge(name="public", base_url=attacker_server.url(), model="m", api_key_env=VARIABLE)
-    assert llm.JudgeSnapshot.of(owned).api_key == LAB_KEY and llm.JudgeSnapshot.of(public).api_key == LAB_KEY
+    assert llm.ModelSnapshot.of(owned).api_key == LAB_KEY and llm.ModelSnapshot.of(public).api_key == LAB_KEY
 
 
 def test_a_researchers_own_typed_key_needs_no_grant(researcher_client, attacker_server):
     own = "sk-own-" + "o" * 24
     form = _form(attacker_server.url(), api_key_env="", api_key=own)
     assert researcher_client.post("/judging/judges/new/", form).status_code == 302
-    judge = Judge.objects.get(name="stolen")
+    judge = RegisteredModel.objects.get(name="stolen")
     assert own not in judge.api_key_encrypted and judge.get_api_key() == own  # encrypted at rest
     page = researcher_client.get(f"/judging/judges/{judge.pk}/edit/").content.decode()
     assert own not in page and judge.api_key_encrypted not in page
@@ -192,7 +192,7 @@ def test_create_judge_refuses_an_ungranted_owner_in_one_line(db, researcher, att
             "create_judge", "cli", "--base-url", attacker_server.url(), "--model", "m",
             "--api-key-env", VARIABLE, "--owner", "alice",
         )  # fmt: skip
-    assert str(refused.value) == REFUSAL and not Judge.objects.filter(name="cli").exists()
+    assert str(refused.value) == REFUSAL and not RegisteredModel.objects.filter(name="cli").exists()
 
 
 def test_grant_key_grants_lists_and_revokes(db, researcher, other_researcher, capsys):

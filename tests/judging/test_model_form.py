@@ -16,7 +16,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from judging import presets, services
-from judging.models import Judge, JudgeJob
+from judging.models import JudgeJob, RegisteredModel
 from judging.simulator.behaviour import Knobs
 from tests.conftest import PROJECT_ROOT, _worker_env
 
@@ -104,7 +104,7 @@ def test_create_with_roles_limits_and_batch_prices(researcher_client, researcher
         },
         follow=True,
     )
-    judge = Judge.objects.get(name="gen")
+    judge = RegisteredModel.objects.get(name="gen")
     assert (judge.use_as_judge, judge.use_as_generator) == (False, True)
     assert judge.tokens_per_minute == 90000 and judge.batch_price_in_per_1k == Decimal("0.001")
     assert judge.batch_price_out_per_1k is None and judge.owner == researcher
@@ -115,7 +115,7 @@ def test_create_with_roles_limits_and_batch_prices(researcher_client, researcher
 def test_edit_says_saved(researcher_client, researcher):
     created = researcher_client.post("/judging/judges/new/", {**FORM, "name": "both"}, follow=True)
     assert _messages(created) == ["Model both registered as judge and answer generator."]
-    judge = Judge.objects.get(name="both")
+    judge = RegisteredModel.objects.get(name="both")
     assert (judge.use_as_judge, judge.use_as_generator, judge.tokens_per_minute) == (True, True, 0)
     response = researcher_client.post(
         f"/judging/judges/{judge.pk}/edit/", {**FORM, "name": "both", "use_as_generator": ""}, follow=True
@@ -136,22 +136,22 @@ def test_edit_says_saved(researcher_client, researcher):
 def test_bad_values_are_refused_and_nothing_is_saved(researcher_client, extra, error):
     response = researcher_client.post("/judging/judges/new/", {**FORM, "name": "bad", **extra})
     assert response.status_code == 422 and error in html.unescape(response.content.decode())
-    assert not Judge.objects.filter(name="bad").exists()
+    assert not RegisteredModel.objects.filter(name="bad").exists()
 
 
 def test_a_taken_name_does_not_reveal_another_researchers_private_model(researcher_client, other_researcher):
     # Issue 23 LOW: "Judge with this Name already exists." confirmed that a private model exists.
-    Judge.objects.create(name="their-secret", kind="baseline", baseline="longer", owner=other_researcher)
-    Judge.objects.create(name="public-one", kind="baseline", baseline="random")
+    RegisteredModel.objects.create(name="their-secret", kind="baseline", baseline="longer", owner=other_researcher)
+    RegisteredModel.objects.create(name="public-one", kind="baseline", baseline="random")
     for name in ("their-secret", "public-one"):
         response = researcher_client.post("/judging/judges/new/", {**FORM, "name": name})
         page = html.unescape(response.content.decode())
-        assert response.status_code == 422 and Judge.NAME_NOT_AVAILABLE in page, name
+        assert response.status_code == 422 and RegisteredModel.NAME_NOT_AVAILABLE in page, name
         assert "already exists" not in page
     with pytest.raises(CommandError) as refused:
         call_command("create_judge", "their-secret", "--baseline", "longer")
-    assert str(refused.value) == Judge.NAME_NOT_AVAILABLE
-    assert Judge.objects.filter(name="their-secret").count() == 1
+    assert str(refused.value) == RegisteredModel.NAME_NOT_AVAILABLE
+    assert RegisteredModel.objects.filter(name="their-secret").count() == 1
 
 
 def test_a_client_that_never_saw_the_roles_gets_the_defaults(researcher_client):
@@ -161,41 +161,43 @@ def test_a_client_that_never_saw_the_roles_gets_the_defaults(researcher_client):
         "/judging/judges/new/",
         {**old, "name": "base", "kind": "baseline", "baseline": "longer", "base_url": "", "model": ""},
     )
-    assert Judge.objects.filter(name="old", use_as_judge=True, use_as_generator=True).exists()
-    assert Judge.objects.filter(name="base", use_as_judge=True, use_as_generator=False).exists()
+    assert RegisteredModel.objects.filter(name="old", use_as_judge=True, use_as_generator=True).exists()
+    assert RegisteredModel.objects.filter(name="base", use_as_judge=True, use_as_generator=False).exists()
 
 
 def test_delete_asks_then_deletes_with_a_message(researcher_client, researcher):
-    judge = Judge.objects.create(name="gone", kind="baseline", baseline="longer", owner=researcher)
+    judge = RegisteredModel.objects.create(name="gone", kind="baseline", baseline="longer", owner=researcher)
     confirm = researcher_client.get(f"/judging/judges/{judge.pk}/delete/")
     assert confirm.status_code == 200 and b"Delete model gone?" in confirm.content
-    assert Judge.objects.filter(pk=judge.pk).exists()  # a GET changes nothing
+    assert RegisteredModel.objects.filter(pk=judge.pk).exists()  # a GET changes nothing
     response = researcher_client.post(f"/judging/judges/{judge.pk}/delete/", follow=True)
-    assert _messages(response) == ["Model gone deleted."] and not Judge.objects.filter(pk=judge.pk).exists()
+    assert _messages(response) == ["Model gone deleted."] and not RegisteredModel.objects.filter(pk=judge.pk).exists()
 
 
 def test_a_model_with_jobs_is_kept(researcher_client, researcher, study):
-    judge = Judge.objects.create(name="busy", kind="baseline", baseline="longer", owner=researcher)
+    judge = RegisteredModel.objects.create(name="busy", kind="baseline", baseline="longer", owner=researcher)
     services.start_judge_job(study=study, judge=judge, condition_names=["order"])
     response = researcher_client.post(f"/judging/judges/{judge.pk}/delete/", follow=True)
     assert _messages(response) == ["Model busy has jobs, so it is kept (their results refer to it)."]
-    assert Judge.objects.filter(pk=judge.pk).exists()
+    assert RegisteredModel.objects.filter(pk=judge.pk).exists()
 
 
 def test_only_the_owner_deletes(client, researcher, other_researcher):
-    mine = Judge.objects.create(name="mine", kind="baseline", baseline="longer", owner=researcher)
-    public = Judge.objects.create(name="public", kind="baseline", baseline="random")
+    mine = RegisteredModel.objects.create(name="mine", kind="baseline", baseline="longer", owner=researcher)
+    public = RegisteredModel.objects.create(name="public", kind="baseline", baseline="random")
     client.force_login(other_researcher)
     assert client.post(f"/judging/judges/{mine.pk}/delete/").status_code == 404
     assert client.post(f"/judging/judges/{public.pk}/delete/").status_code == 403
-    assert Judge.objects.count() == 2
+    assert RegisteredModel.objects.count() == 2
 
 
 def test_the_job_form_offers_judges_only(researcher_client, researcher):
-    Judge.objects.create(
+    RegisteredModel.objects.create(
         name="writer", kind="openai", base_url="http://127.0.0.1:9/v1", model="m", owner=researcher, use_as_judge=False
     )
-    Judge.objects.create(name="reader", kind="openai", base_url="http://127.0.0.1:9/v1", model="m", owner=researcher)
+    RegisteredModel.objects.create(
+        name="reader", kind="openai", base_url="http://127.0.0.1:9/v1", model="m", owner=researcher
+    )
     page = researcher_client.get("/judging/jobs/").content.decode()
     assert ">reader<" in page and ">writer<" not in page
 
@@ -222,18 +224,18 @@ def test_create_judge_registers_roles_limits_and_prices(db, capsys):
         "--roles",
         "generator",
     )
-    gpt = Judge.objects.get(name="gpt")
+    gpt = RegisteredModel.objects.get(name="gpt")
     assert (gpt.use_as_judge, gpt.use_as_generator, gpt.tokens_per_minute) == (False, True, 30000)
     assert (gpt.batch_price_in_per_1k, gpt.batch_price_out_per_1k) == (Decimal("0.0025"), Decimal("0.01"))
     assert "judge gpt (openai) created; roles generator" in capsys.readouterr().out
     call_command(
         "create_judge", "plain", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--self-candidate", "gpt4"
     )
-    plain = Judge.objects.get(name="plain")
+    plain = RegisteredModel.objects.get(name="plain")
     assert (plain.use_as_judge, plain.use_as_generator, plain.self_candidate_key) == (True, True, "gpt4")
-    assert plain.batch_price_in_per_1k is None  # half the synchronous price (Judge.price)
+    assert plain.batch_price_in_per_1k is None  # half the synchronous price (RegisteredModel.price)
     call_command("create_judge", "len", "--baseline", "longer")
-    assert Judge.objects.filter(name="len", use_as_judge=True, use_as_generator=False).exists()
+    assert RegisteredModel.objects.filter(name="len", use_as_judge=True, use_as_generator=False).exists()
 
 
 @pytest.mark.parametrize(
@@ -250,13 +252,13 @@ def test_create_judge_registers_roles_limits_and_prices(db, capsys):
 def test_create_judge_bad_flags_change_nothing(db, args, message):
     with pytest.raises(CommandError, match=message):
         call_command("create_judge", "x", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", *args)
-    assert not Judge.objects.exists()
+    assert not RegisteredModel.objects.exists()
 
 
 def test_a_baseline_cannot_be_a_generator(db):
     with pytest.raises(CommandError, match="a baseline can only judge"):
         call_command("create_judge", "len", "--baseline", "longer", "--roles", "judge,generator")
-    assert not Judge.objects.exists()
+    assert not RegisteredModel.objects.exists()
 
 
 def test_create_judge_exits_non_zero_with_one_line(transactional_db):

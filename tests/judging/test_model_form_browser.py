@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from judging.models import Judge
+from judging.models import RegisteredModel
 from tests.conftest import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -48,7 +48,7 @@ def test_preset_test_connection_and_save(live_server, browser, researcher, simul
     assert "System Star: the first answer (the right one)" in page.inner_text("#test-parsed")
     assert int(page.inner_text("#test-latency").split()[0]) >= 50
     assert "System Star is better" in page.inner_text("#test-raw")
-    assert not Judge.objects.filter(name="sim-new").exists()  # testing saves nothing
+    assert not RegisteredModel.objects.filter(name="sim-new").exists()  # testing saves nothing
     ARTIFACTS.joinpath("screenshots").mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "screenshots" / "model-form-test-connection.png"), full_page=True)
 
@@ -62,7 +62,7 @@ def test_preset_test_connection_and_save(live_server, browser, researcher, simul
     page.wait_for_url("**/judging/judges/")
     assert "Model sim-new registered as judge and answer generator." in page.inner_text(".messages")
     page.screenshot(path=str(ARTIFACTS / "screenshots" / "model-registered.png"), full_page=True)
-    judge = Judge.objects.get(name="sim-new")
+    judge = RegisteredModel.objects.get(name="sim-new")
     assert judge.base_url == simulator.base_url and judge.transport == "http" and judge.max_concurrency == 16
 
     page.click("tr[data-model=sim-new] button")  # the list's Test button, also htmx

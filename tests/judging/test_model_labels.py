@@ -9,7 +9,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from judging.models import Judge
+from judging.models import RegisteredModel
 
 pytestmark = pytest.mark.django_db
 
@@ -22,10 +22,12 @@ def _roles(html: str) -> dict[str, str]:
 
 def test_a_baseline_is_a_baseline_judge_never_a_generator(researcher_client, researcher):
     # Created as older code and imports do: the stored generator flag keeps its default (True).
-    Judge.objects.create(name="longer", kind=Judge.Kind.BASELINE, baseline="longer", owner=researcher)
-    Judge.objects.create(name="mtbench", kind=Judge.Kind.IMPORTED, owner=researcher)
-    Judge.objects.create(name="both", base_url="http://127.0.0.1:9/v1", model="m", owner=researcher)
-    Judge.objects.create(
+    RegisteredModel.objects.create(
+        name="longer", kind=RegisteredModel.Kind.BASELINE, baseline="longer", owner=researcher
+    )
+    RegisteredModel.objects.create(name="mtbench", kind=RegisteredModel.Kind.IMPORTED, owner=researcher)
+    RegisteredModel.objects.create(name="both", base_url="http://127.0.0.1:9/v1", model="m", owner=researcher)
+    RegisteredModel.objects.create(
         name="writer", base_url="http://127.0.0.1:9/v1", model="m", owner=researcher, use_as_judge=False
     )
     html = researcher_client.get(MODELS_URL).content.decode()
@@ -40,7 +42,7 @@ def test_a_baseline_is_a_baseline_judge_never_a_generator(researcher_client, res
 
 
 def test_the_registry_is_called_models_everywhere(researcher_client, researcher):
-    judge = Judge.objects.create(name="mine", base_url="http://127.0.0.1:9/v1", model="m", owner=researcher)
+    judge = RegisteredModel.objects.create(name="mine", base_url="http://127.0.0.1:9/v1", model="m", owner=researcher)
     pages = {
         "list": MODELS_URL,
         "new": reverse("judging:judge-new"),

@@ -13,7 +13,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from judging import prompts, services
-from judging.models import Judge, JudgeJob, Judgment, PromptTemplate
+from judging.models import JudgeJob, Judgment, PromptTemplate, RegisteredModel
 from judging.prompts import templates
 from judging.prompts.templates import TemplateError, render_template
 from judging.template_services import save_template
@@ -162,7 +162,7 @@ def test_a_template_without_an_insertion_point_refuses_its_condition_and_creates
     bare, _ = save_template(
         owner=researcher, name="bare", user="{instruction}\n{answer_a}\n{answer_b}", verdict_format="mt-bench"
     )
-    judge = Judge.objects.create(
+    judge = RegisteredModel.objects.create(
         name="bare-judge", kind="openai", base_url="http://127.0.0.1:9/v1", model="m", own_template=bare
     )
     assert judge.verdict_format == "mt-bench"
@@ -178,7 +178,7 @@ def test_a_template_without_an_insertion_point_refuses_its_condition_and_creates
 
 @pytest.mark.django_db
 def test_a_templated_judge_refuses_a_cobbler_prompt_version(study):
-    judge = Judge.objects.create(
+    judge = RegisteredModel.objects.create(
         name="arena", kind="openai", base_url="http://127.0.0.1:9/v1", model="m", prompt_template="arena-hard-v1"
     )
     with pytest.raises(services.JobError, match="leave the prompt version out"):
@@ -209,7 +209,7 @@ def test_the_model_form_takes_a_builtin_or_a_new_template_of_ones_own(researcher
         "/judging/judges/new/", {**FORM, "name": "arena", "template": "builtin:arena-hard-v1"}
     )
     assert response.status_code == 302, response.content.decode()[:2000]
-    arena = Judge.objects.get(name="arena")
+    arena = RegisteredModel.objects.get(name="arena")
     assert (arena.prompt_template, arena.verdict_format, arena.own_template) == ("arena-hard-v1", "arena-hard", None)
 
     bad = researcher_client.post(
@@ -223,7 +223,7 @@ def test_the_model_form_takes_a_builtin_or_a_new_template_of_ones_own(researcher
         },
     )
     assert bad.status_code == 422 and "must hold {answer_b} exactly once" in html.unescape(bad.content.decode())
-    assert not Judge.objects.filter(name="mine").exists() and not PromptTemplate.objects.exists()
+    assert not RegisteredModel.objects.filter(name="mine").exists() and not PromptTemplate.objects.exists()
 
     good = researcher_client.post(
         "/judging/judges/new/",
@@ -237,7 +237,7 @@ def test_the_model_form_takes_a_builtin_or_a_new_template_of_ones_own(researcher
         },
     )
     assert good.status_code == 302
-    mine = Judge.objects.get(name="mine")
+    mine = RegisteredModel.objects.get(name="mine")
     assert mine.own_template is not None and mine.own_template.owner == researcher
     assert (mine.verdict_format, mine.prompt_template) == ("mt-bench", "")
     # Editing without touching the template keeps it; choosing the CoBBLEr prompt drops it.
@@ -336,8 +336,8 @@ def test_the_command_line_saves_a_template_and_gives_it_to_a_judge(db, tmp_path,
         "arena-hard-v1",
         stdout=StringIO(),
     )
-    assert Judge.objects.get(name="labjudge").own_template == saved
-    assert Judge.objects.get(name="arena").verdict_format == "arena-hard"
+    assert RegisteredModel.objects.get(name="labjudge").own_template == saved
+    assert RegisteredModel.objects.get(name="arena").verdict_format == "arena-hard"
     with pytest.raises(CommandError, match="no prompt template 'lab'"):  # private to its owner
         call_command(
             "create_judge",
@@ -355,4 +355,4 @@ def test_the_command_line_saves_a_template_and_gives_it_to_a_judge(db, tmp_path,
         call_command(
             "create_template", "bad", "--user-file", str(path), "--verdict-format", "mt-bench", stdout=StringIO()
         )
-    assert not Judge.objects.filter(name="x").exists() and PromptTemplate.objects.count() == 1
+    assert not RegisteredModel.objects.filter(name="x").exists() and PromptTemplate.objects.count() == 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from judging import prompts, services
-from judging.models import Judge
+from judging.models import RegisteredModel
 from judging.parsers import parse_paper, parse_robust
 
 HEAD = (
@@ -94,7 +94,7 @@ def test_an_unknown_prompt_version_is_one_clear_error():
 
 
 def _job(study, conditions, **kw):
-    judge = Judge.objects.create(
+    judge = RegisteredModel.objects.create(
         name="first-slot", kind="baseline", baseline="first-slot", self_candidate_key=kw.pop("self_key", "")
     )
     return services.start_judge_job(study=study, judge=judge, condition_names=conditions, **kw)
@@ -137,7 +137,7 @@ def test_plain_has_one_presentation_and_derived_biases_map_to_order(study):
 
 
 def test_bad_conditions_change_nothing(study):
-    judge = Judge.objects.create(name="random", kind="baseline", baseline="random")
+    judge = RegisteredModel.objects.create(name="random", kind="baseline", baseline="random")
     with pytest.raises(services.JobError, match="unknown condition 'vibes'"):
         services.start_judge_job(study=study, judge=judge, condition_names=["order", "vibes"])
     assert not judge.jobs.exists()

@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 
 from judging import runner, services
-from judging.models import Judge, Judgment
+from judging.models import Judgment, RegisteredModel
 from judging.parsers import parse_paper
 from judging.simulator.behaviour import decide, parse_knobs
 
@@ -130,7 +130,7 @@ def test_timeouts_are_retried_until_an_answer_arrives(study, make_sim_judge, tra
 
 @pytest.mark.parametrize(("transport", "message"), [("openai", "404 NotFoundError"), ("http", "404 Not Found")])
 def test_permanent_errors_fail_at_once_without_the_key(study, simulator, transport, message):
-    judge = Judge.objects.create(
+    judge = RegisteredModel.objects.create(
         name="wrong-path",
         kind="openai",
         base_url=simulator.base_url + "/nowhere",

@@ -14,7 +14,7 @@ from judging import runner, services
 from judging.generate.prompts import rewrite_messages
 from judging.generate.rewrite_output import read_rewrite
 from judging.generate.rewrites import plan_rewrite_job, start_rewrite_job
-from judging.models import Generation, Judge
+from judging.models import Generation, RegisteredModel
 from judging.simulator.behaviour import decide, parse_knobs
 from judging.simulator.server import SimulatorServer
 
@@ -87,7 +87,7 @@ def _study(n_instructions: int = 4) -> Study:
     return study
 
 
-def _model(server: SimulatorServer, name: str, knobs: str, *, generator: bool = True) -> Judge:
+def _model(server: SimulatorServer, name: str, knobs: str, *, generator: bool = True) -> RegisteredModel:
     model = services.create_judge(
         name=name,
         base_url=server.base_url,
@@ -95,9 +95,9 @@ def _model(server: SimulatorServer, name: str, knobs: str, *, generator: bool = 
         max_concurrency=8,
         requests_per_minute=0,
         request_timeout=10.0,
-        transport=Judge.Transport.HTTP,
+        transport=RegisteredModel.Transport.HTTP,
     )
-    Judge.objects.filter(pk=model.pk).update(use_as_generator=generator)
+    RegisteredModel.objects.filter(pk=model.pk).update(use_as_generator=generator)
     model.refresh_from_db()
     return model
 

@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 
 from judging import services
-from judging.models import Judge, JudgeJob
+from judging.models import JudgeJob, RegisteredModel
 
 SECRET = "sk-live-PAGE-SECRET-777"
 
@@ -148,7 +148,7 @@ def test_judge_form_keeps_the_key_write_only(researcher_client, researcher):
         },
     )
     assert response.status_code == 302
-    judge = Judge.objects.get(name="gpt")
+    judge = RegisteredModel.objects.get(name="gpt")
     assert judge.get_api_key() == SECRET and SECRET not in judge.api_key_encrypted
     edit = researcher_client.get(f"/judging/judges/{judge.pk}/edit/")
     assert SECRET.encode() not in edit.content and judge.api_key_encrypted.encode() not in edit.content
@@ -194,4 +194,4 @@ def test_judge_form_rejects_an_endpoint_without_a_model(researcher_client):
             "transport": "openai",
         },
     )
-    assert response.status_code == 422 and not Judge.objects.filter(name="half").exists()
+    assert response.status_code == 422 and not RegisteredModel.objects.filter(name="half").exists()

@@ -20,7 +20,7 @@ from analysis.report import build_report
 from annotations.importers.base import BadInput
 from annotations.importers.generic_write import import_study
 from annotations.models import Study
-from judging.models import Judge, JudgeJob, Judgment
+from judging.models import JudgeJob, Judgment, RegisteredModel
 from tests.importers.conftest import table_counts
 from tests.studyformat.conftest import rows, write_rows
 
@@ -61,7 +61,7 @@ def test_hand_checked_arena_hard_outputs_give_accuracy_consistency_and_position_
     job = JudgeJob.objects.get(study__slug="arena")
     assert (job.judge.name, job.judge.kind, job.verdict_format, job.status) == (
         "arena-gpt",
-        Judge.Kind.IMPORTED,
+        RegisteredModel.Kind.IMPORTED,
         "arena-hard",
         "completed",
     )
@@ -154,12 +154,14 @@ def test_a_regex_judge_needs_a_usable_spec_and_reads_its_outputs(tmp_path):
 
 def test_an_imported_judge_name_is_its_owners(tmp_path, researcher, other_researcher):
     import_study(root=_copy(tmp_path / "one"), slug="mine", created_by=researcher)
-    judge = Judge.objects.get(name="arena-gpt")
-    assert (judge.kind, judge.owner) == (Judge.Kind.IMPORTED, researcher)
+    judge = RegisteredModel.objects.get(name="arena-gpt")
+    assert (judge.kind, judge.owner) == (RegisteredModel.Kind.IMPORTED, researcher)
     import_study(root=tmp_path / "one", slug="mine-too", created_by=researcher)  # the owner reuses it
     with pytest.raises(BadInput, match="not available"):
         import_study(root=tmp_path / "one", slug="theirs", created_by=other_researcher)
-    Judge.objects.create(name="live-one", kind=Judge.Kind.OPENAI, base_url="http://127.0.0.1:9/v1", model="m")
+    RegisteredModel.objects.create(
+        name="live-one", kind=RegisteredModel.Kind.OPENAI, base_url="http://127.0.0.1:9/v1", model="m"
+    )
     values = rows(tmp_path / "one" / "judges.jsonl")
     values[0]["name"] = "live-one"
     write_rows(tmp_path / "one" / "judges.jsonl", values)

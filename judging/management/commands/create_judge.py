@@ -58,7 +58,7 @@ def _price(raw: str | None, flag: str) -> Decimal | None:
 
 
 def _set_template(judge: Any, reference: str, owner: Any) -> None:
-    """A built-in by name, else a saved template of ``owner`` (or a public one); checked by Judge.clean."""
+    """A built-in by name, else a saved template of ``owner`` (or a public one); checked by RegisteredModel.clean."""
     if templates.is_builtin(reference):
         judge.prompt_template = reference
     else:

@@ -15,7 +15,7 @@ from judging.estimates import estimate_generation_job, summary_lines
 from judging.generate.finish import finish_generation_job
 from judging.generate.services import is_finalised, start_generation_job
 from judging.management.commands.run_judges import wait_with_progress
-from judging.models import GenerationJob, Judge
+from judging.models import GenerationJob, RegisteredModel
 
 # How long --wait gives the runner to write the candidate after the job shows completed.
 FINALISE_GRACE_SECONDS = 10.0
@@ -56,7 +56,7 @@ class Command(BaseCommand):
         study = Study.objects.filter(slug=o["study"]).first()
         if study is None:
             raise CommandError(f"no study with slug {o['study']!r}")
-        model = Judge.objects.filter(name=o["model"]).first()
+        model = RegisteredModel.objects.filter(name=o["model"]).first()
         if model is None:
             raise CommandError(f"no registered model called {o['model']!r} (create it with create_judge)")
         params = {"max_tokens": o["max_tokens"]} if o["max_tokens"] is not None else {}

@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from judging import crypto
-from judging.models import Judge
+from judging.models import RegisteredModel
 
 
 class Command(BaseCommand):
@@ -22,7 +22,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **o: Any) -> None:
         rotated = 0
         with transaction.atomic():
-            for judge in Judge.objects.select_for_update().exclude(api_key_encrypted="").order_by("pk"):
+            for judge in RegisteredModel.objects.select_for_update().exclude(api_key_encrypted="").order_by("pk"):
                 try:
                     token = crypto.rotate(judge.api_key_encrypted)
                 except ValueError:
@@ -31,6 +31,6 @@ class Command(BaseCommand):
                         "nor FIELD_ENCRYPTION_OLD_KEYS; nothing changed"
                     ) from None
                 # update(), not save(): the key stays with its unchanged base URL either way.
-                Judge.objects.filter(pk=judge.pk).update(api_key_encrypted=token)
+                RegisteredModel.objects.filter(pk=judge.pk).update(api_key_encrypted=token)
                 rotated += 1
         self.stdout.write(f"{rotated} stored keys re-encrypted with the current FIELD_ENCRYPTION_KEY")

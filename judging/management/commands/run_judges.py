@@ -13,7 +13,7 @@ from django.db import transaction
 from annotations.models import Study
 from annotations.vocabulary import Condition
 from judging import conditions, estimates, prompts, services
-from judging.models import Judge, JudgeJob
+from judging.models import JudgeJob, RegisteredModel
 from judging.vocabulary import Parser
 
 
@@ -62,7 +62,7 @@ class Command(BaseCommand):
         try:
             # One transaction: an auto-created baseline judge is rolled back with a bad job.
             with transaction.atomic():
-                judge = Judge.objects.filter(name=o["judge"]).first()
+                judge = RegisteredModel.objects.filter(name=o["judge"]).first()
                 if judge is None and o["judge"] in services.BASELINES:
                     judge = services.ensure_baseline_judge(name=o["judge"])
                 if judge is None:
