@@ -170,7 +170,11 @@ def test_judge_form_keeps_the_key_write_only(researcher_client, researcher):
     researcher_client.post(f"/judging/judges/{judge.pk}/edit/", data)
     judge.refresh_from_db()
     assert judge.model == "gpt-4o-mini" and judge.get_api_key() == SECRET
-    for url in ("/judging/judges/", f"/admin/judging/judge/{judge.pk}/change/", "/admin/judging/judge/"):
+    for url in (
+        "/judging/judges/",
+        f"/admin/judging/registeredmodel/{judge.pk}/change/",
+        "/admin/judging/registeredmodel/",
+    ):
         researcher.is_superuser = True
         researcher.save()
         page = researcher_client.get(url)
