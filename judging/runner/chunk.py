@@ -135,7 +135,6 @@ def _run_holding_slot(work: WorkKind, job: Any, ids: list[int], model_id: int) -
     none is left, the job stops or its turn is over (CONTINUE_SECONDS). Returns the rows
     stored, and whether what is left should go back to the queue (``run_chunk`` sends it)."""
     token = uuid.uuid4().hex
-    touched = list(ids)
     started = time.monotonic()
     turn_over = False
 
@@ -153,17 +152,19 @@ def _run_holding_slot(work: WorkKind, job: Any, ids: list[int], model_id: int) -
             if not next_ids:
                 return []
             if claims.claim(work, job, next_ids, token):
-                touched.extend(next_ids)
                 return next_ids
         return []
 
     stored = 0
+    deferred: list[int] = []
     if claims.claim(work, job, ids, token):
         try:
-            stored = _run_claimed(work, job, token, ids, more_rows)
+            stored, deferred = _run_claimed(work, job, token, ids, more_rows)
         finally:
             claims.release(work, job, token)
-    dispatch.schedule_deferred(work, job, touched)
+    # Only the rows this chunk deferred: a long turn touches thousands of rows, and one IN list
+    # of all of them was the largest CPU cost in a profile of the worker (py-spy, --gil).
+    dispatch.schedule_deferred(work, job, deferred)
     dispatch.maybe_complete(job)
     # What is left goes back to the queue: after our turn, and also after a normal end, for
     # claimable rows no message is on its way for (released by a stopped chunk elsewhere).
@@ -192,9 +193,10 @@ def _next_rows(work: WorkKind, job: Any, size: int) -> list[int]:
     return ids
 
 
-def _run_claimed(work: WorkKind, job: Any, token: str, ids: list[int], more_rows: MoreRows) -> int:
+def _run_claimed(work: WorkKind, job: Any, token: str, ids: list[int], more_rows: MoreRows) -> tuple[int, list[int]]:
     """Answer the rows this chunk holds (``token``), and those ``more_rows`` claims while
-    calls are out: from the cache, then by calling."""
+    calls are out: from the cache, then by calling. Returns the rows stored, and the ids of
+    those a transient error deferred (``store`` puts them back with a ``not_before``)."""
     judge = llm.ModelSnapshot.of(job.called_model)
     baseline = judge.kind == ModelKind.BASELINE
     calls = _Calls(work, job, token, judge)
@@ -205,7 +207,7 @@ def _run_claimed(work: WorkKind, job: Any, token: str, ids: list[int], more_rows
         calls.stop_sending()
     calls.answer_twins()
     calls.flush()
-    return calls.stored
+    return calls.stored, calls.deferred
 
 
 @dataclass
@@ -271,6 +273,7 @@ class _Calls:
         self.by_key: dict[str, Outcome] = {}  # what each leader's call brought
         self.twins: list[Request] = []  # answered from their leader's call at the end
         self.stored = 0
+        self.deferred: list[int] = []  # rows whose outcome was a transient error (a retry later)
 
     def take(self, plan: _Plan) -> None:
         """The cache's answers wait for the next flush; the leaders go out now."""
@@ -361,6 +364,7 @@ class _Calls:
         """Store the outcomes collected and un-count the requests not sent; returns rows stored."""
         stored = 0
         if self.outcomes:
+            self.deferred += [o.request.row.pk for o in self.outcomes if o.completion is None and o.retry_at]
             stored = store.store(self.work, self.job, self.outcomes, token=self.token)
             self.outcomes = []
             self.stored += stored

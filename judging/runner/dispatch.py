@@ -62,6 +62,8 @@ def enqueue_sync(job: Any, row_ids: list[int] | None = None) -> int:
 
 def schedule_deferred(work: WorkKind, job: Any, ids: list[int]) -> int:
     """After a chunk: its rows waiting for a retry go back to the queue with a countdown."""
+    if not ids:
+        return 0
     # Every deferred row, due or not: a short Retry-After may already have passed.
     later = work.rows(job).filter(
         pk__in=ids, status=RowStatus.PENDING, batch__isnull=True, claim_token="", not_before__isnull=False

@@ -339,3 +339,21 @@ def test_a_chunk_that_loses_the_race_for_its_jobs_next_rows_looks_again(study, m
     assert taken and len(looks) > 2
     assert stored == len(ids) - len(taken)
     assert set(job.judgments.filter(status="pending").values_list("pk", flat=True)) == set(taken)
+
+
+def test_a_chunk_sends_back_exactly_the_rows_it_deferred(study, make_sim_judge, monkeypatch, settings):
+    """Rows a transient error deferred go back on the queue with a countdown, as one message of
+    just those rows: the chunk keeps their ids (twins of a failed leader too), not every row it
+    touched in its turn."""
+    from judging.runner import dispatch
+
+    settings.JUDGING_BACKOFF_BASE = settings.JUDGING_BACKOFF_CAP = 30.0  # none is due again here
+    judge = make_sim_judge(knobs="error_rate=0.4,errors=500,seed=3")
+    job = services.start_judge_job(study=study, judge=judge, condition_names=["order", "plain"])
+    sent: list[tuple[list[list[int]], float | None]] = []
+    monkeypatch.setattr(dispatch, "send", lambda kind, job_id, chunks, countdown=None: sent.append((chunks, countdown)))
+    runner.run_chunk("judge", job.pk, list(job.judgments.values_list("pk", flat=True)))
+    deferred = set(job.judgments.filter(status="pending", not_before__isnull=False).values_list("pk", flat=True))
+    assert 0 < len(deferred) < job.judgments.count()
+    [(chunks, countdown)] = sent
+    assert set(chunks[0]) == deferred and len(chunks) == 1 and countdown is not None and countdown > 10
