@@ -81,10 +81,17 @@ def rankings_by(
     else:
         position = {k: i for i, k in enumerate(order)} if order is not None else {}
         work["tie"] = work["candidate"].map(position).fillna(len(position))
-    work = work.sort_values(
+    # Rows whose group key is missing belong to no group (as groupby drops them); the rest,
+    # sorted by group first, are cut into one list per group: ``agg(list)`` would call
+    # Python once per group.
+    work = work.dropna(subset=group).sort_values(
         [*group, "score", "tie", "candidate"], ascending=[*([True] * len(group)), False, True, True]
     )
-    return work.groupby(group, sort=True)["candidate"].agg(list)
+    sizes = work.groupby(group, sort=True).size()
+    candidates = work["candidate"].tolist()
+    ends = np.cumsum(sizes.to_numpy())
+    lists = [candidates[end - size : end] for end, size in zip(ends.tolist(), sizes.tolist(), strict=True)]
+    return pd.Series(lists, index=sizes.index, dtype=object, name="candidate")
 
 
 def _tie_aware_rankings(frame: pd.DataFrame, *, group: list[str], order: Sequence[str] | None) -> pd.Series:

@@ -425,13 +425,12 @@ def _prefix_agreement_sum(xs: np.ndarray, ys: np.ndarray, p: float) -> tuple[np.
     n, k = xs.shape
     codes = int(max(xs.max(), ys.max())) + 1
     # Depth at which each item enters each list; an item is shared at depth d once
-    # it has entered both, so X_d counts items whose later entry is <= d.
-    enter_x = np.empty((n, codes), dtype=np.int64)
-    enter_y = np.empty((n, codes), dtype=np.int64)
+    # it has entered both, so X_d counts items whose later entry is <= d. The item at
+    # column j of xs entered xs at depth j.
+    enter_y = np.empty((n, codes), dtype=np.intp)
     rows = np.arange(n)[:, None]
-    enter_x[rows, xs] = np.arange(k)
     enter_y[rows, ys] = np.arange(k)
-    both = np.maximum(enter_x[rows, xs], enter_y[rows, xs])  # (n, k) per item of xs
+    both = np.maximum(np.arange(k), enter_y[rows, xs])  # (n, k) per item of xs
     # Items becoming shared at each depth: whole counts, so a bincount (not np.add.at, which
     # is many times slower) gives exactly the same floats.
     hits = np.bincount((rows * k + both).ravel(), minlength=n * k).reshape(n, k).astype(float)

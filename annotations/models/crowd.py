@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotations import vocabulary
@@ -306,10 +307,22 @@ class Assignment(models.Model):
             return Submission.objects.get(assignment=self, task=task), False
         return submission, True
 
+    def progress(self) -> tuple[int, int]:
+        """(tasks answered, tasks in the batch), in one query: every task page and every
+        submit asks, so two counts (or a join of answers x tasks) would cost each request."""
+        answered = Submission.objects.filter(assignment_id=models.OuterRef("pk"))
+        tasks = Task.objects.filter(batch_id=models.OuterRef("batch_id"))
+        return (
+            Assignment.objects.filter(pk=self.pk)
+            .values_list(_count_of(answered, "assignment_id"), _count_of(tasks, "batch_id"))
+            .get()
+        )
+
     def finish_if_complete(self) -> bool:
         """Close the assignment once every task has an answer; True if this call closed it (the
         service then flags the work: annotations.services.answering.close_if_complete). Idempotent."""
-        if self.submissions.count() < self.batch.tasks.count():
+        answered, total = self.progress()
+        if answered < total:
             return False
         finished = timezone.now()
         # Conditional UPDATE: an expiry racing with the last answer wins or loses cleanly.
@@ -320,6 +333,12 @@ class Assignment(models.Model):
         )
         self.refresh_from_db(fields=["status", "submitted_at", "work_seconds"])
         return bool(closed)
+
+
+def _count_of(rows: models.QuerySet, key: str) -> Coalesce:
+    """The number of ``rows`` (filtered on an OuterRef through ``key``), as a scalar subquery."""
+    counted = rows.order_by().values(key).annotate(n=models.Count("pk")).values("n")
+    return Coalesce(models.Subquery(counted, output_field=models.IntegerField()), 0)
 
 
 class Submission(models.Model):

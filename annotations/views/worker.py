@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -265,10 +264,7 @@ def _task_context(
     order = services.shown_order(assignment=assignment, task=task, expected=expected)
     by_id = Response.objects.in_bulk(order)
     shown = [by_id[pk] for pk in order]
-    counts = Assignment.objects.filter(pk=assignment.pk).aggregate(
-        answered=Count("submissions", distinct=True), total=Count("batch__tasks", distinct=True)
-    )
-    answered, total = counts["answered"], counts["total"]
+    answered, total = assignment.progress()
     context = {
         "study": study,
         "assignment": assignment,
@@ -311,6 +307,7 @@ def task(
     assignment = get_object_or_404(
         Assignment.objects.select_related("batch"), pk=assignment_id, participant=participant, batch__study=study
     )
+    assignment.batch.study = study  # the filter above proved it: saves the service a query
     task = get_object_or_404(
         Task.objects.select_related("instruction", "pair"), batch_id=assignment.batch_id, position=position
     )

@@ -215,3 +215,19 @@ def test_answer_texts_are_escaped(client, ranking_study):
         html = client.get(current_task_url(client, ranking_study)).content.decode()
     assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in html
     assert "<script>window.__xss" not in html and "<img src=x" not in html
+
+
+def test_a_task_page_and_its_submit_cost_a_fixed_number_of_queries(worker, pilot, django_assert_max_num_queries):
+    # The crowd's p95 budget (benchmarks/annotation_load.py) is spent mostly on round trips to the
+    # database: the progress bar and the "last task?" check are one query each, the study is read once.
+    url = current_task_url(worker, pilot)  # the first task page also opens the lease: not counted
+    token, _ = form_fields(worker, url)
+    worker.post(url, {"token": token, "choice": "A", "client_ms": "1500"})
+    url = current_task_url(worker, pilot)
+    with django_assert_max_num_queries(7):
+        token, _ = form_fields(worker, url)
+    with django_assert_max_num_queries(11):
+        response = worker.post(url, {"token": token, "choice": "B", "client_ms": "1500"})
+    assert response.status_code == 302
+    assignment = Assignment.objects.get()
+    assert assignment.progress() == (2, Task.objects.filter(batch=assignment.batch).count())
