@@ -52,11 +52,23 @@ def judge_rankings(aggregates: pd.DataFrame, *, tie_break: str, order: Sequence[
 
 def mean_rbo(left: pd.Series, right: pd.Series, *, variant: str, drop: Sequence[str] = ()) -> float:
     """Mean over shared index values (instructions) of RBO(left, right) after deleting ``drop``."""
-    shared = left.index.intersection(right.index)
-    xs = [[k for k in ranking if k not in drop] for ranking in left.loc[shared].tolist()]
-    ys = [[k for k in ranking if k not in drop] for ranking in right.loc[shared].tolist()]
+    return mean_rbos([(left, right, drop)], variant=variant)[0]
+
+
+def mean_rbos(cells: Sequence[tuple[pd.Series, pd.Series, Sequence[str]]], *, variant: str) -> list[float]:
+    """``mean_rbo`` of every (left, right, drop) cell, with one ``rbo_many`` call for all of them
+    (each pair's RBO is computed on its own, so the numbers are those of a call per cell)."""
+    xs: list[list] = []
+    ys: list[list] = []
+    ends = []
+    for left, right, drop in cells:
+        shared = left.index.intersection(right.index)
+        xs += [[k for k in ranking if k not in drop] for ranking in left.loc[shared].tolist()]
+        ys += [[k for k in ranking if k not in drop] for ranking in right.loc[shared].tolist()]
+        ends.append(len(xs))
     values = rbo_many(xs, ys, P, variant=variant, ties="w")  # = rbo_score per instruction, bit for bit
-    return float(np.mean(values)) if values.size else float("nan")
+    starts = [0, *ends[:-1]]
+    return [float(np.mean(values[a:b])) if b > a else float("nan") for a, b in zip(starts, ends, strict=True)]
 
 
 def rbo_human_machine_v1(rankings: pd.DataFrame, v1: pd.DataFrame, *, order: Sequence[str]) -> float:
@@ -74,10 +86,9 @@ def rbo_human_vs_evaluator_v1(rankings: pd.DataFrame, v1: pd.DataFrame, *, order
     """Figure 5: aggregated humans vs each evaluator, RBO_trunc, T2, rounded to 3."""
     human = aggregated_human(rankings, order=order)
     machine = judge_rankings(v1[v1["judge"].isin(order[:15])], tie_break="canonical", order=order)
-    out = {}
-    for judge in sorted(machine.index.get_level_values("judge").unique(), key=list(order).index):
-        out[judge] = round(mean_rbo(human, machine.xs(judge, level="judge"), variant="trunc"), 3)
-    return out
+    judges = sorted(machine.index.get_level_values("judge").unique(), key=list(order).index)
+    values = mean_rbos([(human, machine.xs(judge, level="judge"), ()) for judge in judges], variant="trunc")
+    return {judge: round(value, 3) for judge, value in zip(judges, values, strict=True)}
 
 
 def rbo_human_machine_acl(
@@ -88,14 +99,20 @@ def rbo_human_machine_acl(
     Returns the headline and the rounded cells (annotator, judge, value).
     """
     machine = judge_rankings(acl, tie_break="alpha", order=order)
-    cells = []
+    judges = {
+        judge: machine.xs(judge, level="judge") for judge in sorted(machine.index.get_level_values("judge").unique())
+    }
+    keys, cells = [], []
     for rater, mine in rankings.groupby("rater", sort=True):
         human = mine.set_index("instruction")["ranking"]
-        for judge in sorted(machine.index.get_level_values("judge").unique()):
-            drop = ACL_DROPPED + ACL_EXTRA_DROPS.get(judge, ())
-            value = mean_rbo(human, machine.xs(judge, level="judge"), variant="ext", drop=drop)
-            cells.append((rater, judge, round(value, 3)))
-    frame = pd.DataFrame(cells, columns=["rater", "judge", "value"])
+        for judge, theirs in judges.items():
+            keys.append((rater, judge))
+            cells.append((human, theirs, ACL_DROPPED + ACL_EXTRA_DROPS.get(judge, ())))
+    values = mean_rbos(cells, variant="ext")
+    frame = pd.DataFrame(
+        [(rater, judge, round(value, 3)) for (rater, judge), value in zip(keys, values, strict=True)],
+        columns=["rater", "judge", "value"],
+    )
     return float(frame["value"].mean()), frame
 
 
@@ -128,10 +145,8 @@ def authors_rbo_ext_is_one(x: Sequence, y: Sequence, p: float = P) -> bool:
 def iaa_ranking(rankings: pd.DataFrame, *, variant: str = "trunc", drop: Sequence[str] = ()) -> float:
     """Ranking-study IAA: mean over annotator pairs (a < b; no diagonal) of the rounded per-pair mean RBO."""
     by_rater = {r: g.set_index("instruction")["ranking"] for r, g in rankings.groupby("rater", sort=True)}
-    cells = [
-        round(mean_rbo(by_rater[a], by_rater[b], variant=variant, drop=drop), 3)
-        for a, b in combinations(sorted(by_rater), 2)
-    ]
+    pairs = [(by_rater[a], by_rater[b], drop) for a, b in combinations(sorted(by_rater), 2)]
+    cells = [round(value, 3) for value in mean_rbos(pairs, variant=variant)]
     cells = [c for c in cells if c != 1]  # the authors' filter; no cell is 1 here
     return float(np.mean(cells)) if cells else float("nan")
 
