@@ -12,7 +12,7 @@ from contextvars import ContextVar
 
 import numpy as np
 import pandas as pd
-from django.db.models import F, Q, QuerySet, Value
+from django.db.models import Count, F, Q, QuerySet, Sum, Value
 from django.db.models.functions import Coalesce, Length, NullIf
 
 from analysis.loaders.report_cache import shared_within_report
@@ -307,6 +307,27 @@ def human_rankings_frame(study: Study, *, profile: Profile | None = None) -> pd.
     frame["rater"] = frame["rater"].where(frame["rater"] != "", "participant-" + frame["rater_id"].astype(str))
     frame["ranking"] = [[key_of[int(r)] for r in ranking] for ranking in frame["ranking"]]
     return frame[["rater", "instruction", "ranking"]].sort_values(["rater", "instruction"]).reset_index(drop=True)
+
+
+@shared_within_report()
+def aggregate_totals_frame(study: Study, *, collection: str) -> pd.DataFrame:
+    """Imported wins summed in the database per ``run, judge, instruction`` of one collection,
+    with ``k``, the candidates listed there: Table 2's valid rates need no more than these
+    (the bias runs hold ~53,000 of the CoBBLEr import's ~78,000 rows). ``instruction`` is the id."""
+    cols = ["run", "judge", "instruction", "wins", "k"]
+    rows = list(
+        AggregateJudgment.objects.filter(study=study, collection=collection)
+        .values("run", "judge_id", "instruction_id")
+        .annotate(total=Sum("wins"), k=Count("pk"))
+        .order_by()
+        .values_list("run", "judge_id", "instruction_id", "total", "k")
+    )
+    if not rows:
+        return pd.DataFrame(columns=cols)
+    frame = pd.DataFrame.from_records(rows, columns=cols)
+    judges = dict(RegisteredModel.objects.filter(pk__in=frame["judge"].unique().tolist()).values_list("pk", "name"))
+    frame["judge"] = frame["judge"].map(judges)
+    return frame
 
 
 @shared_within_report()

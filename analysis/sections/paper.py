@@ -31,10 +31,9 @@ HUMAN_BIAS_STUDIES = {
 def build(*, study: Study, profile: Profile) -> dict:
     order = loaders.candidate_order(study)
     rankings = loaders.human_rankings_frame(study, profile=profile)
-    aggregates = loaders.aggregates_frame(study)
     out: dict = {}
-    v1 = aggregates[(aggregates["collection"] == "v1") & (aggregates["run"] == "order")]
-    acl = aggregates[(aggregates["collection"] == "acl") & (aggregates["run"] == "order")]
+    v1 = loaders.aggregates_frame(study, collection="v1", run="order")  # the agreement section's too
+    acl = loaders.aggregates_frame(study, collection="acl", run="order")
     if not rankings.empty and not v1.empty:
         out["rbo_human_machine_v1"] = paper.rbo_human_machine_v1(rankings, v1, order=order)
         out["rbo_human_vs_evaluator_v1"] = paper.rbo_human_vs_evaluator_v1(rankings, v1, order=order)
@@ -46,7 +45,7 @@ def build(*, study: Study, profile: Profile) -> dict:
         out["iaa_ranking_rbo_trunc"] = paper.iaa_ranking(rankings, variant="trunc")
         out["iaa_ranking_rbo_ext_13"] = paper.iaa_ranking(rankings, variant="ext", drop=paper.ACL_DROPPED)
     out |= _human_bias(study, profile)
-    bias_runs = aggregates[aggregates["collection"] == "bias"]
+    bias_runs = loaders.aggregate_totals_frame(study, collection="bias")
     if not bias_runs.empty:
         out["valid_rates"] = valid_rates(bias_runs)
     out["notes"] = {
@@ -79,14 +78,13 @@ def _human_bias(study: Study, profile: Profile) -> dict:
 
 
 def valid_rates(bias_runs: pd.DataFrame) -> dict[str, dict[str, float]]:
-    """Per run and judge: prompt-1 wins / all comparisons (Table 2's ``valid``).
+    """Per run and judge: prompt-1 wins / all comparisons (Table 2's ``valid``), from the
+    per-instruction totals of ``loaders.aggregate_totals_frame``.
 
     Every valid prompt-1 answer gives exactly one win, so the wins of an instruction
     sum to its valid answers; the comparisons are C(k, 2) for the k candidates listed.
     """
-    per_instruction = bias_runs.groupby(["run", "judge", "instruction"]).agg(
-        wins=("wins", "sum"), k=("candidate", "size")
-    )
+    per_instruction = bias_runs.set_index(["run", "judge", "instruction"])[["wins", "k"]]
     per_instruction["pairs"] = per_instruction["k"] * (per_instruction["k"] - 1) // 2
     totals = per_instruction.groupby(["run", "judge"])[["wins", "pairs"]].sum()
     out: dict[str, dict[str, float]] = {}
