@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
 import io
+import pickle
 from dataclasses import dataclass
 
 import pytest
@@ -87,8 +89,24 @@ def _seed_and_judge() -> str:
 
 
 @pytest.fixture(scope="session")
-def demo_snapshot(django_db_setup, django_db_blocker) -> DemoSnapshot:
-    """The seeding (about a minute: 2,400 judge calls) once per test process, kept in memory.
+def demo_snapshot(request, django_db_setup, django_db_blocker, tmp_path_factory) -> DemoSnapshot:
+    """The seeding once per ``make test`` run: the first xdist process that needs it seeds and
+    leaves the snapshot in the run's shared temporary folder; the others wait for it and read
+    it (rows pointing only at each other: they restore into any process's database)."""
+    if not hasattr(request.config, "workerinput"):  # one process: nobody to share with
+        return _seeded_snapshot(django_db_blocker)
+    shared = tmp_path_factory.getbasetemp().parent / "demo-snapshot.pickle"
+    with open(shared.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if shared.is_file():
+            return pickle.loads(shared.read_bytes())
+        snapshot = _seeded_snapshot(django_db_blocker)
+        shared.write_bytes(pickle.dumps(snapshot))
+        return snapshot
+
+
+def _seeded_snapshot(django_db_blocker) -> DemoSnapshot:
+    """The seeding (about a minute: 2,400 judge calls), kept in memory.
 
     It runs in a transaction that is rolled back, so the test database is empty again for every
     other test. Inside a transaction the seeding behaves as it did in a ``db`` test before: a
