@@ -19,6 +19,8 @@ import statistics
 import time
 from pathlib import Path
 
+from benchmarks.machine import speed_probe
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "datasets" / "cobbler"
 RESULTS = ROOT / "benchmarks" / "results" / "analysis_paper_report.json"
@@ -40,15 +42,6 @@ def analyze_after_import() -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
-
-
-def speed_probe() -> float:
-    """Seconds this machine takes for 10^7 additions in a pure-Python loop."""
-    started = time.perf_counter()
-    total = 0
-    for i in range(10**7):
-        total += i
-    return round(time.perf_counter() - started, 3)
 
 
 def main() -> int:

@@ -44,6 +44,8 @@ from pathlib import Path
 import httpx
 import psycopg
 
+from benchmarks.machine import speed_probe
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = ROOT / "benchmarks" / "results"
 TARGET_P95_MS = 50
@@ -314,6 +316,7 @@ def main() -> int:
         barrier = threading.Barrier(args.workers)
         workers = [Worker(i, base, gold, barrier, args.think_ms) for i in range(args.workers)]
         load_at_start = os.getloadavg()  # other work on the machine shows in the latencies
+        speed_at_start = speed_probe()
         started = time.perf_counter()
         for w in workers:
             w.start()
@@ -341,6 +344,8 @@ def main() -> int:
             "python": platform.python_version(),
             "load_average_at_start": load_at_start,
             "load_average_at_end": os.getloadavg(),
+            # benchmarks.machine: seconds for 10^7 Python additions, before and after the run
+            "speed_probe_s": [speed_at_start, speed_probe()],
             "client": "threads + httpx, same machine",
             "think_ms_mean": args.think_ms,
         },

@@ -311,7 +311,14 @@ def main() -> int:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    results: dict = {"benchmark": "judge_throughput", "n_requested": args.n, "runs": {}}
+    from benchmarks.machine import speed_probe
+
+    results: dict = {
+        "benchmark": "judge_throughput",
+        "n_requested": args.n,
+        "runs": {},
+        "speed_probe_s": [speed_probe()],
+    }
     for transport in filter(None, args.transports.split(",")):
         one = run_jobs(
             n=args.n, latency_ms=args.latency_ms, concurrency=args.concurrency, workers=1, transport=transport
@@ -327,6 +334,7 @@ def main() -> int:
             print(json.dumps(two), flush=True)
     results["sequential_openai_loop"] = run_baseline(n=args.baseline_n, latency_ms=args.latency_ms)
     print(json.dumps(results["sequential_openai_loop"]), flush=True)
+    results["speed_probe_s"].append(speed_probe())  # benchmarks.machine: the machine's speed, before and after
     results["targets"] = {"ratio_of_ideal": TARGET_RATIO, "scaling": TARGET_SCALING}
     results["missed"] = missed_targets(results["runs"])
     out = ROOT / "benchmarks" / "results" / "judge_throughput.json"
