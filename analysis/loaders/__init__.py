@@ -309,6 +309,12 @@ def human_rankings_frame(study: Study, *, profile: Profile | None = None) -> pd.
     return frame[["rater", "instruction", "ranking"]].sort_values(["rater", "instruction"]).reset_index(drop=True)
 
 
+def _judge_names(ids: pd.Series) -> pd.Series:
+    """Model ids mapped to their names, in one query for the distinct ids."""
+    names = dict(RegisteredModel.objects.filter(pk__in=ids.unique().tolist()).values_list("pk", "name"))
+    return ids.map(names)
+
+
 @shared_within_report()
 def aggregate_totals_frame(study: Study, *, collection: str) -> pd.DataFrame:
     """Imported wins summed in the database per ``run, judge, instruction`` of one collection,
@@ -325,8 +331,7 @@ def aggregate_totals_frame(study: Study, *, collection: str) -> pd.DataFrame:
     if not rows:
         return pd.DataFrame(columns=cols)
     frame = pd.DataFrame.from_records(rows, columns=cols)
-    judges = dict(RegisteredModel.objects.filter(pk__in=frame["judge"].unique().tolist()).values_list("pk", "name"))
-    frame["judge"] = frame["judge"].map(judges)
+    frame["judge"] = _judge_names(frame["judge"])
     return frame
 
 
@@ -350,10 +355,9 @@ def aggregates_frame(study: Study, *, collection: str | None = None, run: str | 
     if not rows:
         return pd.DataFrame(columns=cols)
     frame = pd.DataFrame.from_records(rows, columns=cols)
-    judges = dict(RegisteredModel.objects.filter(pk__in=frame["judge"].unique().tolist()).values_list("pk", "name"))
     instructions = dict(Instruction.objects.filter(study=study).values_list("pk", "index"))
     candidates = dict(Candidate.objects.filter(study=study).values_list("pk", "key"))
-    frame["judge"] = frame["judge"].map(judges)
+    frame["judge"] = _judge_names(frame["judge"])
     frame["instruction"] = frame["instruction"].map(instructions)
     frame["candidate"] = frame["candidate"].map(candidates)
     return frame

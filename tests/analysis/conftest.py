@@ -134,7 +134,7 @@ def _seeded_snapshot(django_db_blocker) -> DemoSnapshot:
 @pytest.fixture
 def demo_study(settings, demo_snapshot) -> Study:
     """The demo as `make run` seeds it (content, simulated crowd, judge jobs), with its judge jobs
-    answered by the simulator over real HTTP: seeded once per test process (demo_snapshot) and
+    answered by the simulator over real HTTP: seeded once per make test run (demo_snapshot) and
     restored here with the same ids, in a ``db`` or a ``transactional_db`` test."""
     # The settings the seeding ran with stay on for the test, as when it seeded here.
     for name, value in FAST_BACKOFF.items():
