@@ -34,7 +34,7 @@ error_rate         0        P(a call fails; drawn per call, so a retry may succe
 errors             429+500  kinds drawn uniformly on failure: 429, 500, timeout
 retry_after        1        Retry-After seconds sent with a 429 (may be fractional)
 timeout_ms         5000     how long a "timeout" failure holds the request before a 504
-latency_ms         0        delay before every answer or error
+latency_ms         0        every answer or error comes this long after its request arrived
 jitter_ms          0        extra delay, uniform in [0, jitter_ms), drawn per call
                             (each of the three at most MAX_DELAY_MS = 5000, and so is the
                             whole hold of one request)

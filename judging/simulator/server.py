@@ -229,7 +229,8 @@ class SimulatorServer:
                     await writer.drain()
                     return
                 body = await reader.readexactly(length)
-                status, payload, extra = await self._route(method, path.split("?", 1)[0], body)
+                arrived = asyncio.get_running_loop().time()
+                status, payload, extra = await self._route(method, path.split("?", 1)[0], body, arrived)
                 # Batch output files are raw JSONL bytes; everything else is one JSON document.
                 data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 content_type = extra.pop("Content-Type", "application/json")
@@ -250,10 +251,10 @@ class SimulatorServer:
         finally:
             writer.close()
 
-    async def _route(self, method: str, path: str, body: bytes) -> tuple[int, dict, dict]:
+    async def _route(self, method: str, path: str, body: bytes, arrived: float) -> tuple[int, dict, dict]:
         path = path.removeprefix("/sim")
         if path == "/v1/chat/completions" and method == "POST":
-            return await self._complete(body)
+            return await self._complete(body, arrived)
         if path == "/v1/stats" and method == "GET":
             return 200, self.stats.as_json(), {}
         if path == "/v1/stats/reset" and method == "POST":
@@ -265,7 +266,7 @@ class SimulatorServer:
                 return reply
         return 404, {"error": {"message": "not found"}}, {}
 
-    async def _complete(self, body: bytes) -> tuple[int, dict, dict]:
+    async def _complete(self, body: bytes, arrived: float) -> tuple[int, dict, dict]:
         try:
             request = json.loads(body)
             messages = request["messages"]
@@ -291,10 +292,12 @@ class SimulatorServer:
                 {"Retry-After": f"{wait:.2f}"},
             )
         if self._slots:
+            # A request that waits for a free slot is served from when it gets one.
+            since = None if self._slots.locked() else arrived
             async with self._slots:
-                await self._hold(knobs, decision)
+                await self._hold(knobs, decision, since)
         else:
-            await self._hold(knobs, decision)
+            await self._hold(knobs, decision, arrived)
         self.stats.statuses[decision.status] += 1
         if decision.status == 429:
             return 429, error_body(decision), {"Retry-After": f"{decision.retry_after:g}"}
@@ -305,12 +308,18 @@ class SimulatorServer:
             self.stats.garbled.add(key)
         return 200, completion_body(model, decision.text, messages), {}
 
-    async def _hold(self, knobs: Knobs, decision: Decision) -> None:
+    async def _hold(self, knobs: Knobs, decision: Decision, since: float | None) -> None:
+        """Answer ``latency_ms`` (+ jitter, + the decision's hold) after ``since`` (the request's
+        arrival; now if it waited for a slot): the time spent parsing and deciding is part of
+        the latency, as at a provider, so an endpoint set to 200 ms answers in 200 ms."""
         self.stats.in_flight += 1
         self.stats.peak_in_flight = max(self.stats.peak_in_flight, self.stats.in_flight)
         try:
             delay = knobs.latency_ms + (random.random() * knobs.jitter_ms if knobs.jitter_ms else 0)
-            await asyncio.sleep(min(delay + decision.hold_ms, MAX_DELAY_MS) / 1000)
+            loop = asyncio.get_running_loop()
+            start = loop.time() if since is None else since
+            due = start + min(delay + decision.hold_ms, MAX_DELAY_MS) / 1000
+            await asyncio.sleep(max(0.0, due - loop.time()))
         finally:
             self.stats.in_flight -= 1
 

@@ -41,6 +41,7 @@ def _error(status: int, message: str) -> JsonResponse:
 def chat_completions(request: HttpRequest) -> JsonResponse:
     if not settings.SIMULATOR_ENABLED:
         return _error(404, "not found")
+    arrived = time.monotonic()
     try:
         payload = json.loads(request.body)
         messages = payload["messages"]
@@ -56,7 +57,9 @@ def chat_completions(request: HttpRequest) -> JsonResponse:
         decision = decide(knobs, messages, call_index, max_tokens=max_tokens_of(payload))
     except ValueError as exc:
         return _error(400, f"bad prompt: {exc}")
-    time.sleep(min(knobs.latency_ms + decision.hold_ms, MAX_DELAY_MS) / 1000)
+    # latency_ms counts from the request's arrival: parsing and deciding are part of it.
+    due = arrived + min(knobs.latency_ms + decision.hold_ms, MAX_DELAY_MS) / 1000
+    time.sleep(max(0.0, due - time.monotonic()))
     if decision.status != 200:
         response = JsonResponse(error_body(decision), status=decision.status)
         if decision.status == 429:

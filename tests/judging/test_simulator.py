@@ -150,3 +150,26 @@ def test_model_names_with_spaces_and_multiline_answers_are_read():
     assert p.labels == ("Model GPT-4 Turbo", "Model Model X")
     assert (p.first, p.second, p.self_slot) == ("line one\nline two: more", "short", "second")
     assert decide(Knobs(self=1.0), rendered.messages).text == "Model Model X is better"
+
+
+def test_latency_counts_from_the_requests_arrival():
+    """``latency_ms`` is the time from a request's arrival to its answer: the time the server
+    already spent on a request (parsing, deciding; here a whole second) is not waited again,
+    so an endpoint set to 200 ms answers in 200 ms and the runner's ideal is what it says."""
+    import asyncio
+
+    from judging.simulator.behaviour import Decision
+    from judging.simulator.server import SimulatorServer
+
+    server = SimulatorServer()
+    knobs = parse_knobs("sim:latency_ms=1000")
+
+    async def held_for(since_ago: float | None) -> float:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        since = None if since_ago is None else start - since_ago
+        await server._hold(knobs, Decision(status=200, text="ok"), since)
+        return loop.time() - start
+
+    assert asyncio.run(held_for(1.0)) < 0.5  # its second was spent already: answered at once
+    assert asyncio.run(held_for(None)) >= 1.0  # waited for a slot: the full latency from now
