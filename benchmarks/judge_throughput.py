@@ -20,6 +20,10 @@ What it does:
 5. With `--scaling`: again with 2 worker processes and an endpoint concurrency of 2x (ideal 2x).
 6. Each for both judge transports (`--transports openai,http`): the openai SDK, and the lean
    HTTP transport (same request without the SDK, ~1/5 of its CPU per call).
+7. The machine's ceiling (`plain_client_ceiling`): `--concurrency` bare threads calling the same
+   simulator through the lean transport's HTTP library, with no runner, database or parsing.
+   What it misses of the ideal (the endpoint's and the HTTP stack's own time per call) no
+   runner can win back on this machine; the targets stay against the ideal.
 Figures: `judgments_per_s` counts from the call of start_judge_job (rows are written and enqueued
 in batches while workers already run) to COMPLETED; `setup_seconds` is how long that call took;
 `steady_per_s` counts from the first stored judgment to the last (no setup, no first round trip:
@@ -39,6 +43,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from decimal import Decimal
@@ -276,6 +281,62 @@ def run_baseline(*, n: int, latency_ms: int) -> dict:
     }
 
 
+def run_plain_client(*, n: int, latency_ms: int, concurrency: int) -> dict:
+    """The machine's ceiling: ``concurrency`` bare threads sending one distinct prompt after
+    another to the same simulator through the same HTTP library as the lean transport, with no
+    runner, database or parsing, as many calls as the job runs (``n``; its ramp and its last
+    round weigh the same). What it misses of the ideal is the endpoint's and the HTTP stack's
+    own time on this machine, which no runner can win back."""
+    rounds = max(1, round(n / concurrency))
+    import httpx2
+
+    port = _free_port()
+    sim = _start_procs(
+        [[sys.executable, "manage.py", "run_simulator", "--port", str(port), "--max-concurrency", str(concurrency)]],
+        {**os.environ},
+        ROOT / "test-artifacts" / "bench-judge-throughput.log",
+    )
+    time.sleep(3)
+    wait_listening(port)
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    seed = uuid.uuid4().int % 10**6  # nothing the simulator has seen
+    limits = httpx2.Limits(max_connections=2 * concurrency, max_keepalive_connections=2 * concurrency)
+    latencies: list[float] = []
+    with httpx2.Client(limits=limits, timeout=30) as client:
+        client.post(url, json={"model": "sim:", "messages": [{"role": "user", "content": "warm-up"}]})
+
+        def one_thread(index: int) -> None:
+            for k in range(rounds):
+                prompt = f"Which answer is better, A or B? Thread {index}, call {k}."
+                body = {
+                    "model": f"sim:latency_ms={latency_ms},seed={seed}",
+                    "messages": [{"role": "user", "content": prompt}],
+                }
+                t = time.monotonic()
+                response = client.post(url, json=body)
+                response.raise_for_status()  # an error comes back at once: it would flatter the ceiling
+                latencies.append(time.monotonic() - t)  # list.append is atomic under the GIL
+
+        threads = [threading.Thread(target=one_thread, args=(i,)) for i in range(concurrency)]
+        start = time.monotonic()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        elapsed = time.monotonic() - start
+    _stop(sim)
+    latencies.sort()
+    rate = len(latencies) / elapsed
+    return {
+        "calls": len(latencies),
+        "seconds": round(elapsed, 2),
+        "calls_per_s": round(rate, 1),
+        "ratio_of_ideal": round(rate / (concurrency / (latency_ms / 1000)), 3),
+        "call_ms_p50": round(1000 * latencies[len(latencies) // 2], 1),
+        "call_ms_p95": round(1000 * latencies[int(0.95 * len(latencies))], 1),
+    }
+
+
 # Issue 25's targets: the share of the endpoint's ideal rate (concurrency / latency) one worker
 # reaches, by transport, and the speed-up of a second worker.
 TARGET_RATIO = {"openai": 0.95, "http": 0.97}
@@ -332,6 +393,10 @@ def main() -> int:
             two["scaling_factor"] = round(two["judgments_per_s"] / one["judgments_per_s"], 2)
             results["runs"][f"{transport}_two_workers"] = two
             print(json.dumps(two), flush=True)
+    results["plain_client_ceiling"] = run_plain_client(
+        n=args.n, latency_ms=args.latency_ms, concurrency=args.concurrency
+    )
+    print(json.dumps(results["plain_client_ceiling"]), flush=True)
     results["sequential_openai_loop"] = run_baseline(n=args.baseline_n, latency_ms=args.latency_ms)
     print(json.dumps(results["sequential_openai_loop"]), flush=True)
     results["speed_probe_s"].append(speed_probe())  # benchmarks.machine: the machine's speed, before and after
