@@ -50,6 +50,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import django
+import httpx2
 
 ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cobbler_site.settings")
@@ -97,6 +98,21 @@ def _build_study(n: int):
             [Pair(instruction=ins, response_a=a, response_b=b) for a, b in itertools.combinations(responses, 2)]
         )
     return study
+
+
+def _started_simulator(*, concurrency: int | None = None) -> tuple[int, list[subprocess.Popen]]:
+    """A simulator in its own process (its CPU is not billed to the caller), listening: its port
+    and process. ``concurrency``: the endpoint's limit on requests served at once."""
+    port = _free_port()
+    limit = ["--max-concurrency", str(concurrency)] if concurrency else []
+    sim = _start_procs(
+        [[sys.executable, "manage.py", "run_simulator", "--port", str(port), *limit]],
+        {**os.environ},
+        ROOT / "test-artifacts" / "bench-judge-throughput.log",
+    )
+    time.sleep(3)
+    wait_listening(port)
+    return port, sim
 
 
 def _start_procs(args: list[list[str]], env: dict[str, str], log: Path) -> list[subprocess.Popen]:
@@ -229,16 +245,8 @@ def run_baseline(*, n: int, latency_ms: int) -> dict:
     from judging.models import Judgment, RegisteredModel
     from judging.services import start_judge_job
 
-    # The simulator runs in its own process, so its CPU is not billed to the loop.
-    port = _free_port()
-    sim = _start_procs(
-        [[sys.executable, "manage.py", "run_simulator", "--port", str(port)]],
-        {**os.environ},
-        ROOT / "test-artifacts" / "bench-judge-throughput.log",
-    )
+    port, sim = _started_simulator()
     base_url = f"http://127.0.0.1:{port}/v1"
-    time.sleep(3)
-    wait_listening(port)
     study = _build_study(max(n, 210))
     judge = RegisteredModel.objects.create(
         name=f"bench-loop-{uuid.uuid4().hex[:6]}",
@@ -288,16 +296,7 @@ def run_plain_client(*, n: int, latency_ms: int, concurrency: int) -> dict:
     round weigh the same). What it misses of the ideal is the endpoint's and the HTTP stack's
     own time on this machine, which no runner can win back."""
     rounds = max(1, round(n / concurrency))
-    import httpx2
-
-    port = _free_port()
-    sim = _start_procs(
-        [[sys.executable, "manage.py", "run_simulator", "--port", str(port), "--max-concurrency", str(concurrency)]],
-        {**os.environ},
-        ROOT / "test-artifacts" / "bench-judge-throughput.log",
-    )
-    time.sleep(3)
-    wait_listening(port)
+    port, sim = _started_simulator(concurrency=concurrency)
     url = f"http://127.0.0.1:{port}/v1/chat/completions"
     seed = uuid.uuid4().int % 10**6  # nothing the simulator has seen
     limits = httpx2.Limits(max_connections=2 * concurrency, max_keepalive_connections=2 * concurrency)
