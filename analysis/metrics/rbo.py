@@ -27,6 +27,7 @@ Validated to 1e-9 on all 10,000 rows of Urbano's reference file (tests/analysis/
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -56,7 +57,26 @@ def _flatten(ranking: Ranking) -> _Flat:
 
 
 def _flatten_lists(ranking: Ranking) -> tuple[list[Hashable], list[int], list[int]]:
-    """Items, and the first and last 0-based rank of each item's group (callers never mutate them)."""
+    """Items, and the first and last 0-based rank of each item's group (callers never mutate them).
+
+    A report scores each judge's ranking of an instruction against every other subject's, so
+    the same ranking is flattened dozens of times: rankings of names and frozen tie groups
+    (hashable, and equal exactly when RBO sees the same ranking) are flattened once.
+    """
+    if set(map(type, ranking)) <= _CACHEABLE:
+        return _flatten_cached(tuple(ranking))
+    return _flatten_uncached(ranking)
+
+
+_CACHEABLE = {str, frozenset}
+
+
+@functools.lru_cache(maxsize=4096)
+def _flatten_cached(ranking: tuple[Hashable, ...]) -> tuple[list[Hashable], list[int], list[int]]:
+    return _flatten_uncached(ranking)
+
+
+def _flatten_uncached(ranking: Ranking) -> tuple[list[Hashable], list[int], list[int]]:
     if not any(issubclass(t, _GROUPS) for t in set(map(type, ranking))):  # no tie groups: the common case
         listed = list(ranking)
         if len(set(listed)) != len(listed):

@@ -10,7 +10,16 @@ import pandas as pd
 import pytest
 import rbo as rbo_package
 
-from analysis.metrics.rbo import parse_ranking, rbo, rbo_ext_batch, rbo_renamed, rbo_score, rbo_trunc_batch
+from analysis.metrics.rbo import (
+    TIES,
+    parse_ranking,
+    rbo,
+    rbo_ext_batch,
+    rbo_many,
+    rbo_renamed,
+    rbo_score,
+    rbo_trunc_batch,
+)
 from tests.conftest import RBO_REFERENCE
 
 SCORES = ("ext", "min", "max", "res")
@@ -150,3 +159,21 @@ def test_renamed_batches_leave_lists_of_different_items_to_the_general_path():
     same = (["a", "b", "c"], ["a", "b", "c"], perms)
     assert rbo_renamed([(["a", "b", "c"], ["a", "b", "d"], perms), same], 0.8, variant="ext")[0] is None
     assert rbo_renamed([same], 0.8, variant="min") == [None]
+
+
+def test_rankings_flattened_once_score_as_rankings_flattened_every_time():
+    # Names and frozen tie groups are flattened once and reused; list groups (unhashable) are
+    # flattened per call. Both must give the same bits, uneven lists included.
+    rng = np.random.default_rng(5)
+    items = [f"m{i}" for i in range(12)]
+    xs = [_random_tied_ranking(rng, items) for _ in range(40)]
+    ys = [_random_tied_ranking(rng, items[: int(rng.integers(6, 13))]) for _ in range(40)]
+    as_lists = [[sorted(e) if isinstance(e, frozenset) else e for e in x] for x in xs]
+    for ties in TIES:
+        for variant in ("ext", "trunc", "min"):
+            memoised = rbo_many(xs + xs, ys + ys, 0.8, variant=variant, ties=ties)
+            assert memoised[:40].tolist() == memoised[40:].tolist()
+            assert memoised.tolist() == rbo_many(as_lists * 2, ys * 2, 0.8, variant=variant, ties=ties).tolist()
+    for _ in range(2):  # a refused ranking is refused every time, never remembered as valid
+        with pytest.raises(ValueError, match="twice"):
+            rbo(["a", frozenset({"a", "b"})], ["a", "b"], 0.8)
