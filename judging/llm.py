@@ -8,6 +8,8 @@ never contain the API key.
 
 from __future__ import annotations
 
+import functools
+import ssl
 import threading
 import time
 from collections.abc import Mapping
@@ -89,13 +91,29 @@ _clients: dict[tuple, openai.OpenAI] = {}
 _clients_lock = threading.Lock()
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The process's one verifying TLS context (the system's CAs, or SSL_CERT_FILE/SSL_CERT_DIR
+    as the process started with them), shared by every client of both transports.
+
+    A client builds its own otherwise: it loads the CA bundle (about 50 ms of CPU and a
+    megabyte per client) while holding the clients' lock, so a model's first calls in a worker
+    all waited for it. A worker builds it when it is ready (``judging.tasks``).
+    """
+    return httpx2.create_ssl_context()
+
+
+def _new_http_client(judge: ModelSnapshot) -> httpx2.Client:
+    limits = httpx2.Limits(
+        max_connections=judge.max_concurrency * 2, max_keepalive_connections=judge.max_concurrency * 2
+    )
+    return httpx2.Client(limits=limits, timeout=judge.timeout, verify=tls_context())
+
+
 def _client(judge: ModelSnapshot) -> openai.OpenAI:
     key = (judge.base_url, judge.api_key, judge.timeout, judge.max_concurrency)
     with _clients_lock:
         if key not in _clients:
-            limits = httpx2.Limits(
-                max_connections=judge.max_concurrency * 2, max_keepalive_connections=judge.max_concurrency * 2
-            )
             # Our loop owns retries and backoff, so the SDK must not retry on its own
             # (its default is 2 retries and a 10-minute timeout).
             _clients[key] = openai.OpenAI(
@@ -103,7 +121,7 @@ def _client(judge: ModelSnapshot) -> openai.OpenAI:
                 api_key=judge.api_key or "not-needed",
                 max_retries=0,
                 timeout=judge.timeout,
-                http_client=httpx2.Client(limits=limits, timeout=judge.timeout),
+                http_client=_new_http_client(judge),
             )
         return _clients[key]
 
@@ -182,10 +200,7 @@ def _http_client(judge: ModelSnapshot) -> httpx2.Client:
     key = (judge.base_url, judge.timeout, judge.max_concurrency)
     with _clients_lock:
         if key not in _http_clients:
-            limits = httpx2.Limits(
-                max_connections=judge.max_concurrency * 2, max_keepalive_connections=judge.max_concurrency * 2
-            )
-            _http_clients[key] = httpx2.Client(limits=limits, timeout=judge.timeout)
+            _http_clients[key] = _new_http_client(judge)
         return _http_clients[key]
 
 

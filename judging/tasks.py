@@ -7,14 +7,21 @@ from datetime import timedelta
 
 from celery import shared_task
 from celery.contrib.django.task import DjangoTask
+from celery.signals import worker_ready
 from django.conf import settings
 from django.db import OperationalError
 from django.utils import timezone
 
-from judging import enqueue, runner, services
+from judging import enqueue, llm, runner, services
 from judging.batch.tasks import poll_batch, submit_batch, sweep_batches  # noqa: F401 - registers them
 
 logger = logging.getLogger(__name__)
+
+
+@worker_ready.connect
+def _build_tls_context(**_kwargs: object) -> None:
+    """Load the CA bundle once the worker is up, not within a model's first calls (``llm.tls_context``)."""
+    llm.tls_context()
 
 
 class ChunkTask(DjangoTask):  # DjangoTask: delay_on_commit, as every task of the app

@@ -16,7 +16,7 @@ import httpx2
 import openai
 
 from judging import endpoints
-from judging.llm import ModelSnapshot, PermanentError, TransientError
+from judging.llm import ModelSnapshot, PermanentError, TransientError, tls_context
 
 ENDPOINT = "/v1/chat/completions"
 COMPLETION_WINDOW = "24h"
@@ -57,7 +57,7 @@ def _client(judge: ModelSnapshot) -> openai.OpenAI:
                 api_key=judge.api_key or "not-needed",
                 max_retries=0,
                 timeout=timeout,
-                http_client=httpx2.Client(timeout=timeout),
+                http_client=httpx2.Client(timeout=timeout, verify=tls_context()),
             )
         return _clients[key]
 

@@ -357,3 +357,40 @@ def test_a_chunk_sends_back_exactly_the_rows_it_deferred(study, make_sim_judge, 
     assert 0 < len(deferred) < job.judgments.count()
     [(chunks, countdown)] = sent
     assert set(chunks[0]) == deferred and len(chunks) == 1 and countdown is not None and countdown > 10
+
+
+def test_every_client_of_a_process_shares_one_tls_context():
+    # Building a verifying context loads the CA bundle (about 50 ms under the clients' lock):
+    # once per process, whichever transport or model asks, and the Batch API client too.
+    from celery.signals import worker_ready
+
+    from judging import llm
+    from judging.batch import client as batch_client
+
+    def snapshot(pk: int, transport: str) -> llm.ModelSnapshot:
+        return llm.ModelSnapshot(
+            id=pk,
+            kind="openai",
+            baseline="",
+            base_url=f"https://judge-{pk}.example/v1",
+            model="m",
+            generation={},
+            timeout=5 + pk,
+            max_concurrency=2,
+            requests_per_minute=0,
+            api_key=f"k{pk}",
+            transport=transport,
+        )
+
+    llm.tls_context.cache_clear()
+    worker_ready.send(sender=None)  # what a worker does when it is up
+    built = llm.tls_context()
+    assert llm.tls_context.cache_info().hits >= 1  # the signal had built it
+    pools = [
+        llm._http_client(snapshot(1, "http"))._transport._pool,
+        llm._http_client(snapshot(2, "http"))._transport._pool,
+        llm._client(snapshot(3, "openai"))._client._transport._pool,
+        batch_client._client(snapshot(4, "openai"))._client._transport._pool,
+    ]
+    assert all(pool._ssl_context is built for pool in pools)
+    assert built.verify_mode.name == "CERT_REQUIRED" and built.check_hostname
