@@ -51,7 +51,12 @@ def build_summary(report: dict) -> list[dict]:
             imported = bool(agreements) and all((c.get("source") or "").startswith("imported") for c in agreements)
             claims.append(missing_claim(judge, missing, imported=imported))
         claims += agreements
-        claims += [length_claim(r) for r in lc.get("judge_vs_human") or [] if r["judge"] == judge]
+        votes = {c["condition"]: c for c in agreements if c.get("metric") == "percent"}
+        claims += [
+            length_claim(r, votes.get(r.get("condition")))
+            for r in lc.get("judge_vs_human") or []
+            if r["judge"] == judge
+        ]
         claims += gold_claims(judge, gold)
         claims += alt_test_claims(judge, report.get("alt_test") or [])
         judges.append(_card(judge, "judge", claims))

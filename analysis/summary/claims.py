@@ -395,10 +395,11 @@ def percent_claim(row: dict, baseline: dict | None) -> dict:
     above = _above_chance(row)
     numbers = f"{_estimate(row)}, chance {_chance_level_text(row.get('chance'))}, kappa {_kappa_estimate(row)}, "
     numbers += f"{_instructions(clusters)}, {n} votes"
-    text = f"agrees with human votes {_chance_words(row, above)} on {condition} pairs ({numbers})"
+    words = _chance_words(row, above)
+    text = f"agrees with human votes {words} on {condition} pairs ({numbers})"
     if baseline is not None and baseline["value"] is not None:
         text += f", rater-rater {_estimate(baseline)}"
-    return claim | {"verdict": "measured", "above_chance": above, "text": text}
+    return claim | {"verdict": "measured", "above_chance": above, "chance_words": words, "text": text}
 
 
 def _above_chance(row: dict) -> bool:
@@ -448,8 +449,16 @@ def _chance_level_text(x: float | None) -> str:
     return "unknown" if x is None else f"{x:.2f}"
 
 
-def length_claim(row: dict) -> dict:
-    """The length-control verdict of one judge and condition (its share of above-chance agreement)."""
+def length_claim(row: dict, votes: dict | None = None) -> dict:
+    """The length-control verdict of one judge and condition (its share of above-chance agreement).
+
+    ``votes``: the same card's agreement claim on the same condition (``percent_claim``). The
+    share's chance is a coin's 0.5 on the human majority, but the votes claim holds the judge
+    to the chance its own choices and people's give (a judge that always picks the longer
+    answer, where people mostly do too, agrees 0.68 with the majority and no better than
+    chance with their votes). When that claim finds no agreement above chance, neither does
+    this line: no share of an agreement the card says is not there.
+    """
     share = row.get("headline_share")
     claim = {
         "kind": "length",
@@ -471,6 +480,16 @@ def length_claim(row: dict) -> dict:
             "verdict": "not_enough_data",
             "text": f"not enough data for length control{where} (n = {row['n']}; need about {MIN_VOTES} "
             f"keys with a decisive human majority)",
+        }
+    if votes is not None and votes.get("verdict") == "measured" and not votes.get("above_chance"):
+        ci = row.get("ci95") or [None, None]
+        interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if None not in ci else ""
+        return claim | {
+            "verdict": "measured",
+            "share_meaningful": False,
+            "text": f"agrees with human votes {votes['chance_words']}{where}, so there is no above-chance "
+            f"agreement for length to explain (with the human majority {row['agreement']:.2f}{interval}, "
+            f"n = {row['n']})",
         }
     numbers = f"agreement {row['agreement']:.2f}, n = {row['n']}; verdict: {row.get('verdict')}"
     ci = row.get("ci95") or [None, None]

@@ -258,3 +258,48 @@ def test_the_same_condition_twice_with_one_text_is_one_line():
     row = LENGTH_ROW | {"n": 5, "headline_share": None}
     card = _card("j", "judge", [length_claim(row), length_claim(row)])
     assert [line["text"] for line in card["lines"]] == [length_claim(row)["text"]]
+
+
+def _votes_row(*, kappa_ci95: list[float], kappa_p: float, ci95: list[float]) -> dict:
+    return {
+        "kind": "human_vs_judge",
+        "metric": "percent",
+        "a": "humans:order",
+        "b": "j",
+        "condition": "order",
+        "value": 0.63,
+        "ci95": ci95,
+        "chance": 0.66,
+        "kappa": 0.0,
+        "kappa_ci95": kappa_ci95,
+        "kappa_p": kappa_p,
+        "n": 350,
+        "n_instructions": 12,
+    }
+
+
+@pytest.mark.parametrize(
+    ("votes", "expected"),
+    [
+        # The demo's length-only judge: 0.68 with the majority, no better than chance with the votes.
+        (
+            _votes_row(kappa_ci95=[-0.26, 0.06], kappa_p=0.9, ci95=[0.52, 0.72]),
+            "agrees with human votes no better than chance on order pairs, so there is no above-chance agreement "
+            "for length to explain (with the human majority 0.68 [0.56, 0.79], n = 57)",
+        ),
+        (
+            _votes_row(kappa_ci95=[0.2, 0.5], kappa_p=0.001, ci95=[0.75, 0.85]),
+            "length alone recovers 70% of its above-chance agreement with the human majority on order pairs",
+        ),
+    ],
+)
+def test_the_length_line_finds_above_chance_agreement_only_where_the_votes_line_does(votes, expected):
+    from analysis.summary.cards import build_summary
+
+    length = LENGTH_ROW | {"condition": "order", "agreement": 0.68, "ci95": [0.56, 0.79], "n": 57}
+    report = {"agreement": [votes], "length_control": {"judge_vs_human": [length | {"headline_share": 0.7}]}}
+    (card,) = build_summary(report)
+    (line,) = [c for c in card["claims"] if c["kind"] == "length"]
+    assert line["text"].startswith(expected)
+    assert line["share_meaningful"] is ("%" in expected)
+    assert ("70%" in card["text"]) is ("%" in expected)
