@@ -279,7 +279,11 @@ def _baseline_fields(baseline: dict | None) -> dict:
 
 
 def rbo_claim(row: dict, baseline: dict | None) -> dict:
-    """A judge's mean RBO with the humans' consensus ranking, beside the human-human mean."""
+    """A judge's mean RBO with the humans' consensus ranking, beside the human-human mean.
+
+    ``above_chance`` only when the permutation test (p < 0.05) and the row's bootstrap interval
+    (its lower end above the chance level) both say so, as for the percent claims.
+    """
     claim = {
         "kind": "agreement",
         "metric": row["metric"],
@@ -291,6 +295,7 @@ def rbo_claim(row: dict, baseline: dict | None) -> dict:
         "n": row["n"],
         "unit": "instructions",
         "min_n": MIN_INSTRUCTIONS,
+        "above_chance": False,
         **_baseline_fields(baseline),
     }
     if row["n"] < MIN_INSTRUCTIONS or row["value"] is None:
@@ -305,15 +310,29 @@ def rbo_claim(row: dict, baseline: dict | None) -> dict:
         # A mean RBO is never 0 by chance (about 0.67 for five answers at p = 0.8): say how far above.
         claim |= {"chance": chance["value"], "chance_p": chance.get("p_above")}
         p_words = _permutation_p(chance.get("p_above"))
-        if chance.get("p_above") is not None and chance["p_above"] >= ALPHA:
+        if _below_chance(row, chance):
+            claim["below_chance"] = True
+            low, high = chance["range95"]
+            text = (
+                f"ranks answers below chance against humans (RBO {_estimate(row)} vs chance {chance['value']:.2f}, "
+                f"below the chance range [{low:.2f}, {high:.2f}], over {row['n']} instructions)"
+            )
+        elif chance.get("p_above") is not None and chance["p_above"] >= ALPHA:
             text = (
                 f"ranks answers no better than chance against humans (RBO {_estimate(row)} vs chance "
                 f"{chance['value']:.2f}, {p_words}, over {row['n']} instructions)"
             )
         elif chance.get("p_above") is None:
             text += f", chance {chance['value']:.2f}"
-        else:
+        elif _interval_clears(row.get("ci95"), chance["value"]):
+            claim["above_chance"] = True
             text += f", above chance {chance['value']:.2f} ({p_words})"
+        else:
+            # The permutation test alone would say "above"; a claim needs the row's own interval too.
+            text = (
+                f"ranks answers not clearly above chance against humans (RBO {_estimate(row)} vs chance "
+                f"{chance['value']:.2f}, {p_words}, but the interval reaches chance, over {row['n']} instructions)"
+            )
     if baseline is None:
         text += "; no human-human baseline (fewer than two raters' rankings count)"
     else:
@@ -322,6 +341,21 @@ def rbo_claim(row: dict, baseline: dict | None) -> dict:
         if claim["comparison"] in ("below", "above"):
             text += f" (intervals apart: {claim['comparison']} people's agreement with each other)"
     return claim | {"verdict": "measured", "text": text}
+
+
+def _below_chance(row: dict, chance: dict) -> bool:
+    """The judge's rankings run against people's: the mean RBO below the permutation null's 95%
+    range (a 2.5% lower tail) and the row's whole interval below the chance level, as for the
+    percent claims' "below chance" (the whole kappa interval below 0)."""
+    ci, null_range = row.get("ci95"), chance.get("range95")
+    if not ci or ci[1] is None or not null_range or row["value"] is None:
+        return False
+    return bool(row["value"] < null_range[0] and ci[1] < chance["value"])
+
+
+def _interval_clears(ci: list | None, chance: float) -> bool:
+    low = ci[0] if ci else None
+    return low is not None and low > chance
 
 
 def _permutation_p(p: float | None) -> str:

@@ -93,8 +93,12 @@ def _judge_agreement(claims: list[dict]) -> tuple[str, bool | None]:
                 None,
             )
         numbers = f"RBO {claim['value']:.2f} vs chance {level:.2f}{people}"
-        if p < ALPHA:
+        if claim.get("above_chance"):
             return f"agrees with people's rankings above chance ({numbers})", True
+        if claim.get("below_chance"):
+            return f"ranks answers against people's order, below chance ({numbers})", False
+        if p < ALPHA:  # the test alone: its interval reaches chance (claims.rbo_claim)
+            return f"ranks answers not clearly above chance against people ({numbers})", False
         return f"ranks answers no better than chance against people ({numbers})", False
     if percent or rbo:
         return "not enough data yet to compare with people (" + _needs(percent + rbo) + ")", None

@@ -122,6 +122,63 @@ def test_a_judge_whose_rankings_are_at_chance_never_agrees():
     assert "agrees" not in headline({"kind": "judge", "claims": [unknown]}).lower()
 
 
+@pytest.mark.parametrize(
+    ("ci95", "line", "words"),
+    [
+        # The demo's simulated judge: the permutation test alone says above, its interval reaches chance.
+        (
+            [0.66, 0.80],
+            "ranks answers not clearly above chance against humans (RBO 0.73 [0.66, 0.80] vs chance 0.67, "
+            "permutation p = 0.039, but the interval reaches chance, over 12 instructions)",
+            "Ranks answers not clearly above chance against people (RBO 0.73 vs chance 0.67",
+        ),
+        (
+            [0.69, 0.80],
+            "agrees with humans RBO 0.73 [0.69, 0.80] over 12 instructions, above chance 0.67 (permutation p = 0.039)",
+            "Agrees with people's rankings above chance (RBO 0.73 vs chance 0.67",
+        ),
+    ],
+)
+def test_rankings_agree_above_chance_only_when_the_test_and_the_interval_both_say_so(ci95, line, words):
+    row = {
+        "b": "j",
+        "a": "humans",
+        "metric": "rbo_ext",
+        "value": 0.73,
+        "ci95": ci95,
+        "n": 12,
+        "chance": {"value": 0.67, "p_above": 0.039},
+    }
+    claim = rbo_claim(row, None)
+    assert claim["text"].startswith(line) and claim["above_chance"] is ("agrees" in line)
+    assert headline({"kind": "judge", "claims": [claim]}).startswith(words)
+
+
+def test_rankings_that_run_against_peoples_are_below_chance_not_merely_at_it():
+    # The CoBBLEr import's alpaca: RBO 0.19 where random orderings give 0.32.
+    row = {
+        "b": "j",
+        "a": "humans",
+        "metric": "rbo_ext",
+        "value": 0.19,
+        "ci95": [0.17, 0.21],
+        "n": 50,
+        "chance": {"value": 0.32, "range95": [0.29, 0.35], "p_above": 1.0},
+    }
+    claim = rbo_claim(row, None)
+    assert claim["below_chance"] and not claim["above_chance"]
+    assert claim["text"].startswith(
+        "ranks answers below chance against humans (RBO 0.19 [0.17, 0.21] vs chance 0.32, below the chance "
+        "range [0.29, 0.35], over 50 instructions)"
+    )
+    assert headline({"kind": "judge", "claims": [claim]}).startswith(
+        "Ranks answers against people's order, below chance (RBO 0.19 vs chance 0.32)"
+    )
+    # Inside the null's range, or an interval reaching chance: at chance, never "below".
+    for changed in ({"value": 0.30, "ci95": [0.27, 0.31]}, {"ci95": [0.17, 0.33]}):
+        assert "below" not in rbo_claim(row | changed, None)["text"]
+
+
 def test_a_judge_without_human_votes_is_not_said_to_agree():
     text = _card("j", "judge", [_position("j", hits=40, mirror=4)])["headline"]
     assert text == "Not compared with people (no human votes on its pairs); prefers the first answer."
