@@ -101,16 +101,13 @@ def test_an_interval_away_from_zero_is_never_called_no_evidence():
     assert "no evidence of position bias" in _card("j", "judge", [settled, percent])["headline"]
 
 
+def _rbo_row(value: float, ci95: list[float], chance: dict, *, n: int = 12) -> dict:
+    """A judge's human_vs_judge RBO row against the humans' consensus."""
+    return {"b": "j", "a": "humans", "metric": "rbo_ext", "value": value, "ci95": ci95, "n": n, "chance": chance}
+
+
 def test_a_judge_whose_rankings_are_at_chance_never_agrees():
-    row = {
-        "b": "j",
-        "a": "humans",
-        "metric": "rbo_ext",
-        "value": 0.66,
-        "ci95": [0.62, 0.70],
-        "n": 12,
-        "chance": {"value": 0.67, "p_above": 0.69},
-    }
+    row = _rbo_row(0.66, [0.62, 0.70], {"value": 0.67, "p_above": 0.69})
     claim = rbo_claim(row, {"value": 0.86, "ci95": [0.81, 0.91], "n": 5})
     text = headline({"kind": "judge", "claims": [claim]})
     assert text == (
@@ -140,15 +137,7 @@ def test_a_judge_whose_rankings_are_at_chance_never_agrees():
     ],
 )
 def test_rankings_agree_above_chance_only_when_the_test_and_the_interval_both_say_so(ci95, line, words):
-    row = {
-        "b": "j",
-        "a": "humans",
-        "metric": "rbo_ext",
-        "value": 0.73,
-        "ci95": ci95,
-        "n": 12,
-        "chance": {"value": 0.67, "p_above": 0.039},
-    }
+    row = _rbo_row(0.73, ci95, {"value": 0.67, "p_above": 0.039})
     claim = rbo_claim(row, None)
     assert claim["text"].startswith(line) and claim["above_chance"] is ("agrees" in line)
     assert headline({"kind": "judge", "claims": [claim]}).startswith(words)
@@ -156,15 +145,7 @@ def test_rankings_agree_above_chance_only_when_the_test_and_the_interval_both_sa
 
 def test_rankings_that_run_against_peoples_are_below_chance_not_merely_at_it():
     # The CoBBLEr import's alpaca: RBO 0.19 where random orderings give 0.32.
-    row = {
-        "b": "j",
-        "a": "humans",
-        "metric": "rbo_ext",
-        "value": 0.19,
-        "ci95": [0.17, 0.21],
-        "n": 50,
-        "chance": {"value": 0.32, "range95": [0.29, 0.35], "p_above": 1.0},
-    }
+    row = _rbo_row(0.19, [0.17, 0.21], {"value": 0.32, "range95": [0.29, 0.35], "p_above": 1.0}, n=50)
     claim = rbo_claim(row, None)
     assert claim["below_chance"] and not claim["above_chance"]
     assert claim["text"].startswith(
