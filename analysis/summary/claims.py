@@ -515,9 +515,9 @@ def length_claim(row: dict, votes: dict | None = None) -> dict:
             "text": f"not enough data for length control{where} (n = {row['n']}; need about {MIN_VOTES} "
             f"keys with a decisive human majority)",
         }
+    ci = row.get("ci95") or [None, None]
+    interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if None not in ci else ""
     if votes is not None and votes.get("verdict") == "measured" and not votes.get("above_chance"):
-        ci = row.get("ci95") or [None, None]
-        interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if None not in ci else ""
         return claim | {
             "verdict": "measured",
             "share_meaningful": False,
@@ -526,10 +526,8 @@ def length_claim(row: dict, votes: dict | None = None) -> dict:
             f"n = {row['n']})",
         }
     numbers = f"agreement {row['agreement']:.2f}, n = {row['n']}; verdict: {row.get('verdict')}"
-    ci = row.get("ci95") or [None, None]
     reason = share_reason(row, where)
     if share is None or (ci[0] is not None and ci[0] <= 0.5):
-        interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if None not in ci else ""
         text = (
             f"agrees with the human majority no better than chance{where}, so there is no agreement "
             f"for length to explain (agreement {row['agreement']:.2f}{interval}, n = {row['n']})"
