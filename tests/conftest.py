@@ -45,11 +45,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # Files with a slow test first: under xdist (--dist loadfile) a file runs in one process, and
-    # a long file picked up last keeps one process busy while the others wait. The order within
-    # a file, and between files of one kind, stays as collected (the sort is stable).
-    heavy = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in heavy)
+    # No order is imposed here: under xdist (--dist loadfile) the files are handed out by how
+    # many tests they hold, most first (pytest-xdist's --loadscope-reorder default). A sort that
+    # put the files with a slow test first was undone by it, and applied (--no-loadscope-reorder)
+    # it starts the browser, worker and demo files together, to contend for the same two cores.
     # The experiments take minutes of simulated judge calls; the loop keeps their fast checks.
     if config.getoption("--calibration"):
         return
