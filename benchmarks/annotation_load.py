@@ -236,6 +236,40 @@ def _summary(values: list[float]) -> dict:
     }
 
 
+def _postgres_cpu_seconds() -> float | None:
+    """CPU seconds of every PostgreSQL process on this machine, exited backends included (the
+    postmaster's reaped children); None where /proc cannot tell (another OS, another host)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total, seen = 0, False
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue  # the process ended while we looked
+        name, fields = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :].split()
+        if name.startswith("postgres"):
+            seen = True
+            # utime, stime, cutime, cstime: fields 14-17 of proc_pid_stat(5)
+            total += sum(int(x) for x in fields[11:15])
+    return total / tick if seen else None
+
+
+# gunicorn's access log, one line per request: method, path, status, microseconds in the app.
+ACCESS_FORMAT = "%(m)s %(U)s %(s)s %(D)s"
+
+
+def _server_side(access_log: Path) -> dict:
+    """Task load and submit latency as gunicorn measured it (from reading the request to the
+    last byte sent): what a worker on another machine waits for, without this machine's
+    simulated browsers, which share the two cores and the GIL of one process."""
+    loads, submits = [], []
+    for line in access_log.read_text().splitlines():
+        method, path, _status, micros = line.split()
+        if "/a/" in path:
+            (loads if method == "GET" else submits).append(int(micros) / 1e6)
+    return {"task_load": _summary(loads), "submit": _summary(submits)}
+
+
 def _verify(workers: int) -> dict:
     from django.db.models import Count
 
@@ -275,6 +309,9 @@ def main() -> int:
     _setup_django(database_url)
     gold = _build_study(args.batches)
     port = _free_port()
+    access_log = ROOT / "var" / "bench" / "annotation_load-access.log"
+    access_log.parent.mkdir(parents=True, exist_ok=True)
+    access_log.unlink(missing_ok=True)
     env = {
         **os.environ,
         "DATABASE_URL": database_url,
@@ -306,6 +343,10 @@ def main() -> int:
             str(args.threads),
             "--log-level",
             "warning",
+            "--access-logfile",
+            str(access_log),
+            "--access-logformat",
+            ACCESS_FORMAT,
         ],
         cwd=ROOT,
         env=env,
@@ -317,6 +358,7 @@ def main() -> int:
         workers = [Worker(i, base, gold, barrier, args.think_ms) for i in range(args.workers)]
         load_at_start = os.getloadavg()  # other work on the machine shows in the latencies
         speed_at_start = speed_probe()
+        times_at_start, postgres_at_start = os.times(), _postgres_cpu_seconds()
         started = time.perf_counter()
         for w in workers:
             w.start()
@@ -326,6 +368,11 @@ def main() -> int:
     finally:
         server.terminate()
         server.wait(timeout=30)
+    # Where the two cores went: this process (the simulated browsers), gunicorn (its exited
+    # workers are counted in the children's times once the master has waited for them; their
+    # start-up is in it) and PostgreSQL (gunicorn's backends have exited by now).
+    cpu = [b - a for a, b in zip(times_at_start, os.times(), strict=True)]
+    postgres_at_end = _postgres_cpu_seconds()
 
     loads = [x for w in workers for x in w.loads]
     submits = [x for w in workers for x in w.submits]
@@ -350,10 +397,20 @@ def main() -> int:
             "think_ms_mean": args.think_ms,
         },
         "wall_seconds": round(wall, 2),
+        "cpu_seconds": {
+            "clients": round(cpu[0] + cpu[1], 1),
+            "server": round(cpu[2] + cpu[3], 1),
+            "postgres": None
+            if postgres_at_start is None or postgres_at_end is None
+            else round(postgres_at_end - postgres_at_start, 1),
+        },
         "throughput_submits_per_s": round(len(submits) / wall, 1),
         "throughput_requests_per_s": round((len(loads) + len(submits)) / wall, 1),
         "task_load": _summary(loads),
         "submit": _summary(submits),
+        # The same requests timed by gunicorn: the client's figures minus the simulated browsers'
+        # own waits (their GIL and their share of the cores) and the loopback hop.
+        "server_side": _server_side(access_log),
         "errors": len(errors),
         "error_samples": errors[:5],
         "verification": check,

@@ -27,7 +27,6 @@ from annotations.models import (
     Participant,
     Response,
     Study,
-    Submission,
     Task,
 )
 from annotations.services import entry_gate
@@ -258,13 +257,21 @@ def work(request: HtmxHttpRequest, study: Study, participant: Participant, sessi
 
 
 def _task_context(
-    study: Study, assignment: Assignment, task: Task, *, error: str = "", posted: dict | None = None
+    study: Study,
+    assignment: Assignment,
+    task: Task,
+    *,
+    progress: tuple[int, int] | None = None,
+    error: str = "",
+    posted: dict | None = None,
 ) -> dict:
-    expected = task.expected_response_ids()
-    order = services.shown_order(assignment=assignment, task=task, expected=expected)
-    by_id = Response.objects.in_bulk(order)
-    shown = [by_id[pk] for pk in order]
-    answered, total = assignment.progress()
+    if task.kind == Task.Kind.PAIRWISE:
+        shown = list(task.slot_responses())  # loaded with the task (select_related)
+    else:
+        order = services.shown_order(assignment=assignment, task=task, expected=task.expected_response_ids())
+        by_id = Response.objects.in_bulk(order)
+        shown = [by_id[pk] for pk in order]
+    answered, total = progress or assignment.progress()
     context = {
         "study": study,
         "assignment": assignment,
@@ -308,8 +315,10 @@ def task(
         Assignment.objects.select_related("batch"), pk=assignment_id, participant=participant, batch__study=study
     )
     assignment.batch.study = study  # the filter above proved it: saves the service a query
+    # A page shows the pair's two answers: loaded with the task. A submit needs only their ids.
+    shows = ("pair__response_a", "pair__response_b") if request.method == "GET" else ("pair",)
     task = get_object_or_404(
-        Task.objects.select_related("instruction", "pair"), batch_id=assignment.batch_id, position=position
+        Task.objects.select_related("instruction", *shows), batch_id=assignment.batch_id, position=position
     )
     error = ""
     if request.method == "POST":
@@ -339,17 +348,19 @@ def task(
                 context = {"study": study, "next_url": _step_url(study, step), "number": task.position + 1}
                 return render(request, template, context, status=200 if request.htmx else 409)
             return _go(request, _step_url(study, step))
-    elif (
-        assignment.expire_if_stale()
-        or assignment.status != Assignment.Status.ACTIVE
-        or Submission.objects.filter(assignment=assignment, task=task).exists()
-        or surveys.awaiting(study, assignment) == "pre"
-    ):
-        return redirect("annotations:work", study.slug)
-    else:
+    progress = None
+    if request.method == "GET":
+        if assignment.expire_if_stale() or assignment.status != Assignment.Status.ACTIVE:
+            return redirect("annotations:work", study.slug)
+        answered, total, answered_here = assignment.progress_at(task)
+        if answered_here or surveys.awaiting(study, assignment) == "pre":
+            return redirect("annotations:work", study.slug)
         assignment.mark_opened()  # from now on the study's lease applies, not the short one
+        progress = (answered, total)
     template = "annotations/worker/task.html" + ("#task-form" if request.htmx else "")
-    context = _task_context(study, assignment, task, error=error, posted=request.POST if error else None)
+    context = _task_context(
+        study, assignment, task, progress=progress, error=error, posted=request.POST if error else None
+    )
     return render(request, template, context, status=422 if error else 200)
 
 
