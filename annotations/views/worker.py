@@ -36,7 +36,7 @@ from annotations.services.crowd import is_mturk_preview, sample_task
 from annotations.services.lease_caps import client_network
 from annotations.services.recruitment import prolific_completion_url
 from annotations.shown import answer_letter, shown_pair
-from annotations.worker_session import MTURK_SUBMIT_HOSTS, MTurkReturn, read_worker, remember_worker
+from annotations.worker_session import MTURK_SUBMIT_HOSTS, MTurkReturn, remember_worker, signed_in_worker
 from cobbler_site.foundation import throttle
 from cobbler_site.foundation.access import Audience, allow
 from cobbler_site.foundation.htmx import HtmxHttpRequest
@@ -73,14 +73,12 @@ def worker_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse
     @no_store
     @functools.wraps(view)
     def wrapper(request: HtmxHttpRequest, slug: str, **kwargs: Any) -> HttpResponse:
-        study = get_object_or_404(Study, slug=slug)
-        identity = read_worker(request, study=study)
-        participant = None
-        if identity is not None:
-            participant = Participant.objects.filter(pk=identity.participant_id, study=study).first()
-        if identity is None or participant is None:  # (no identity: no participant either)
+        signed_in = signed_in_worker(request, slug=slug)
+        if signed_in is None:
+            study = get_object_or_404(Study, slug=slug)
             return render(request, "annotations/worker/no_session.html", {"study": study}, status=403)
-        participant.study = study  # spare the query behind participant.study
+        identity, participant = signed_in
+        study = participant.study  # loaded with the participant
         request.worker_identity = identity  # type: ignore[attr-defined]  # the MTurk return, for done()
         return view(request, study, participant, identity.session_hash, **kwargs)
 

@@ -3,9 +3,10 @@ from __future__ import annotations
 from django.test import Client, override_settings
 from django.urls import reverse
 
+from annotations import services
 from annotations.models import Participant, QualificationItem
 from annotations.pseudonyms import pseudonymise
-from tests.annotations.conftest import enter
+from tests.annotations.conftest import build_study, enter
 
 
 def test_prolific_entry_stores_only_a_keyed_hash(client, pilot):
@@ -51,6 +52,24 @@ def test_pages_without_the_signed_cookie_explain_how_to_enter(client, pilot):
     assert response.status_code == 403
     client.cookies[f"cw_{pilot.pk}"] = "1:"  # unsigned: forged
     assert client.get(reverse("annotations:work", args=[pilot.slug])).status_code == 403
+
+
+def test_a_worker_of_one_study_is_a_stranger_to_another(client, pilot):
+    # The worker pages find the study through the worker's cookie (one query): a valid cookie of
+    # one study opens no other, even renamed to the other study's cookie.
+    other = build_study("other", overlap=2)
+    services.generate_batches(study=other, condition="bandwagon", seed=7, pairs_per_batch=3)
+    enter(client, pilot)
+    assert client.get(reverse("annotations:work", args=[pilot.slug])).status_code == 302
+    assert client.get(reverse("annotations:work", args=[other.slug])).status_code == 403
+    client.cookies[f"cw_{other.pk}"] = client.cookies[f"cw_{pilot.pk}"].value  # salted by study
+    assert client.get(reverse("annotations:work", args=[other.slug])).status_code == 403
+    assert client.get(reverse("annotations:work", args=["no-such-study"])).status_code == 404
+    enter(client, other)  # a browser in both studies is each one's own participant
+    participants = {p.study_id: p.pk for p in Participant.objects.all()}
+    assert client.get(reverse("annotations:work", args=[other.slug])).status_code == 302
+    assert client.get(reverse("annotations:consent", args=[pilot.slug])).status_code == 200
+    assert len(participants) == 2
 
 
 def test_consent_comes_first_and_needs_the_box(client, pilot):

@@ -220,14 +220,14 @@ def test_answer_texts_are_escaped(client, ranking_study):
 def test_a_task_page_and_its_submit_cost_a_fixed_number_of_queries(worker, pilot, django_assert_max_num_queries):
     # The crowd's p95 budget (benchmarks/annotation_load.py) is spent mostly on round trips to the
     # database: the progress bar and the "answered already?" check are one query, the pair's answers
-    # come with the task, a submit inserts without looking first, and the study is read once.
+    # come with the task, a submit inserts without looking first, and the study comes with the worker.
     url = current_task_url(worker, pilot)  # the first task page also opens the lease: not counted
     token, _ = form_fields(worker, url)
     worker.post(url, {"token": token, "choice": "A", "client_ms": "1500"})
     url = current_task_url(worker, pilot)
-    with django_assert_max_num_queries(5):
+    with django_assert_max_num_queries(4):
         token, _ = form_fields(worker, url)
-    with django_assert_max_num_queries(10):  # 8, and a savepoint inside the test's transaction
+    with django_assert_max_num_queries(9):  # 7, and a savepoint inside the test's transaction
         response = worker.post(url, {"token": token, "choice": "B", "client_ms": "1500"})
     assert response.status_code == 302
     assignment = Assignment.objects.get()
