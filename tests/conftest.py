@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.db import connection, connections
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED = PROJECT_ROOT.parent / "shared"
@@ -64,6 +64,21 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     module = getattr(item, "module", None)
     if module is not None and any(name in vars(module) for name in SHARED_NAMES):
         needs_shared()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """After a test that serves pages (``live_server``: it runs outside a transaction), close the
+    database connections its setup and body opened.
+
+    Django keeps them per context (asgiref Local), and a browser test is torn down in another
+    one than it ran in, so nothing else closes them: on PostgreSQL the last one of a process
+    kept its test database from being dropped ("being accessed by other users")."""
+    try:
+        return (yield)
+    finally:
+        if "live_server" in getattr(item, "fixturenames", ()):
+            connections.close_all()
 
 
 @pytest.fixture
