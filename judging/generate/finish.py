@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import logging
 import random
-from typing import Any
 
 from django.db import transaction
 from django.db.models import F, Max
-from django.utils import timezone
 
 from annotations.models import Candidate, Pair, Response, Study
+from judging.generate.provenance import provenance
 from judging.generate.rewrite_output import finish_rewrite_job
 from judging.models import Generation, GenerationJob, RegisteredModel
 
@@ -66,26 +65,6 @@ def _candidate(job: GenerationJob) -> Candidate:
         defaults={"name": job.generator.name, "position": 0 if last is None else last + 1},
     )
     return candidate
-
-
-def provenance(job: GenerationJob, row: Generation) -> dict[str, Any]:
-    """What a response records about how it was made (shown with the response)."""
-    generator = job.generator
-    return {
-        "model": generator.name,
-        "model_id": generator.model,
-        "base_url": generator.base_url,
-        "params": row.params,
-        "prompt_version": job.prompt_version,
-        "prompt_hash": row.prompt_hash,
-        "messages": row.messages,
-        "mode": job.mode,
-        "job": job.pk,
-        "generated_at": (row.completed_at or timezone.now()).isoformat(),
-        "tokens_in": row.tokens_in,
-        "tokens_out": row.tokens_out,
-        "cached": row.cached,
-    }
 
 
 def _responses(job: GenerationJob, candidate: Candidate, rows: list[Generation]) -> list[Response]:

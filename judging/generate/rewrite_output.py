@@ -13,9 +13,9 @@ from typing import NamedTuple
 
 from django.db import transaction
 from django.db.models import F
-from django.utils import timezone
 
 from annotations.models import ResponseRewrite
+from judging.generate.provenance import provenance
 from judging.models import Generation, GenerationJob
 
 logger = logging.getLogger(__name__)
@@ -59,26 +59,6 @@ def read_rewrite(raw: str, original: str) -> ReadRewrite:
     return ReadRewrite(text, "")
 
 
-def rewrite_provenance(job: GenerationJob, row: Generation) -> dict:
-    """How a rewrite was made (shown in review and exported with it)."""
-    generator = job.generator
-    return {
-        "model": generator.name,
-        "model_id": generator.model,
-        "base_url": generator.base_url,
-        "params": row.params,
-        "prompt_version": job.prompt_version,
-        "prompt_hash": row.prompt_hash,
-        "messages": row.messages,
-        "mode": job.mode,
-        "job": job.pk,
-        "generated_at": (row.completed_at or timezone.now()).isoformat(),
-        "tokens_in": row.tokens_in,
-        "tokens_out": row.tokens_out,
-        "cached": row.cached,
-    }
-
-
 def finish_rewrite_job(job: GenerationJob) -> GenerationJob:
     """Turn the job's stored answers into ResponseRewrites; idempotent and transactional.
 
@@ -106,7 +86,7 @@ def finish_rewrite_job(job: GenerationJob) -> GenerationJob:
             rewrite, created = ResponseRewrite.objects.get_or_create(
                 response=source,
                 kind=job.rewrite_kind,
-                defaults={"text": read.text, "provenance": rewrite_provenance(job, row)},
+                defaults={"text": read.text, "provenance": provenance(job, row)},
             )
             Generation.objects.filter(pk=row.pk).update(rewrite=rewrite)
             made += int(created)

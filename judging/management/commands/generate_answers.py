@@ -3,22 +3,21 @@
 
 from __future__ import annotations
 
-import time
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotations.models import Study
 from judging import services
 from judging.estimates import estimate_generation_job, summary_lines
-from judging.generate.finish import finish_generation_job
 from judging.generate.services import is_finalised, start_generation_job
-from judging.management.commands.run_judges import wait_with_progress
-from judging.models import GenerationJob, RegisteredModel
-
-# How long --wait gives the runner to write the candidate after the job shows completed.
-FINALISE_GRACE_SECONDS = 10.0
+from judging.management.job_commands import (
+    budget_option,
+    dry_run_text,
+    generator_option,
+    study_option,
+    wait_until_finalised,
+)
+from judging.models import GenerationJob
 
 
 class Command(BaseCommand):
@@ -48,17 +47,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **o: Any) -> None:
-        try:
-            budget = Decimal(o["budget"]) if o["budget"] is not None else None
-        except InvalidOperation:
-            raise CommandError(f"--budget must be a number, got {o['budget']!r}") from None
+        budget = budget_option(o["budget"])
         policy, size = _pair_policy(o["pairs"])
-        study = Study.objects.filter(slug=o["study"]).first()
-        if study is None:
-            raise CommandError(f"no study with slug {o['study']!r}")
-        model = RegisteredModel.objects.filter(name=o["model"]).first()
-        if model is None:
-            raise CommandError(f"no registered model called {o['model']!r} (create it with create_judge)")
+        study = study_option(o["study"])
+        model = generator_option(o["model"])
         params = {"max_tokens": o["max_tokens"]} if o["max_tokens"] is not None else {}
         options = {
             "study": study,
@@ -74,7 +66,7 @@ class Command(BaseCommand):
         try:
             if o["dry_run"]:
                 lines = summary_lines(estimate_generation_job(**options))
-                self.stdout.write("\n".join([f"dry run: nothing created; {model.name} on {study.slug}", *lines]))
+                self.stdout.write(dry_run_text(model, study, lines))
                 return
             job = start_generation_job(**options)
         except services.JobError as exc:
@@ -87,13 +79,7 @@ class Command(BaseCommand):
             self._wait(job)
 
     def _wait(self, job: GenerationJob) -> None:
-        wait_with_progress(self.stdout, job, "generation job")
-        deadline = time.monotonic() + FINALISE_GRACE_SECONDS
-        while not is_finalised(job) and time.monotonic() < deadline:
-            time.sleep(0.3)
-            job.refresh_from_db()
-        if not is_finalised(job):
-            job = finish_generation_job(job)  # idempotent: does only what the runner has not
+        job = wait_until_finalised(self.stdout, job, "generation job", finalised=is_finalised)
         self.stdout.write(
             f"candidate {job.candidate_key}: {job.responses_created} responses, "
             f"{job.pairs_created} pairs added, {job.failed} answers failed"
@@ -110,14 +96,3 @@ def _pair_policy(value: str) -> tuple[str, int | None]:
     if size < 1:
         raise CommandError(f"--pairs must be at least 1, got {size}")
     return GenerationJob.PairPolicy.SAMPLE, size
-
-
-def progress_line(job: GenerationJob, width: int = 30) -> str:
-    p = job.progress()
-    filled = int(width * p["percent"] / 100)
-    rate = f"{p['rate']:.1f}/s" if p["rate"] else "-/s"
-    eta = f"ETA {p['eta']:.0f}s" if p["eta"] is not None else job.status
-    return (
-        f"[{'#' * filled}{'.' * (width - filled)}] {p['percent']:5.1f}% {job.done}/{job.total} done "
-        f"{job.failed} failed {job.tokens_in + job.tokens_out} tok ${job.cost_usd:.4f} {rate} {eta}"
-    )

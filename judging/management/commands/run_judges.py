@@ -3,16 +3,14 @@
 
 from __future__ import annotations
 
-import time
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from annotations.models import Study
 from annotations.vocabulary import Condition
 from judging import conditions, estimates, prompts, services
+from judging.management.job_commands import budget_option, dry_run_text, study_option, wait_with_progress
 from judging.models import JudgeJob, RegisteredModel
 from judging.vocabulary import Parser
 
@@ -52,13 +50,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **o: Any) -> None:
-        try:
-            budget = Decimal(o["budget"]) if o["budget"] is not None else None
-        except InvalidOperation:
-            raise CommandError(f"--budget must be a number, got {o['budget']!r}") from None
-        study = Study.objects.filter(slug=o["study"]).first()
-        if study is None:
-            raise CommandError(f"no study with slug {o['study']!r}")
+        budget = budget_option(o["budget"])
+        study = study_option(o["study"])
         try:
             # One transaction: an auto-created baseline judge is rolled back with a bad job.
             with transaction.atomic():
@@ -87,52 +80,9 @@ class Command(BaseCommand):
         except services.JobError as exc:
             raise CommandError(str(exc)) from None
         if o["dry_run"]:
-            self.stdout.write("\n".join([f"dry run: nothing created; {judge.name} on {study.slug}", *lines]))
+            self.stdout.write(dry_run_text(judge, study, lines))
             return
         via = " through the Batch API" if job.mode == JudgeJob.Mode.BATCH else ""
         self.stdout.write(f"job {job.pk}: {job.total} judgments queued{via} for {judge.name} on {study.slug}")
         if o["wait"]:
-            self._wait(job)
-
-    def _wait(self, job: JudgeJob) -> None:
-        wait_with_progress(self.stdout, job, "job")
-
-
-def wait_with_progress(stdout: Any, job: Any, what: str) -> None:
-    """Redraw the progress bar every second until the job (judge or generation) finishes;
-    CommandError (a non-zero exit) unless it completed."""
-    while True:
-        job.refresh_from_db()
-        stdout.write("\r" + progress_line(job), ending="")
-        stdout.flush()
-        if job.is_finished:
-            break
-        time.sleep(1)
-    stdout.write("")
-    if job.status != job.Status.COMPLETED:
-        raise CommandError(f"{what} {job.pk} ended {job.status}")
-
-
-def progress_line(job: Any, width: int = 30) -> str:
-    p = job.progress()
-    filled = int(width * p["percent"] / 100)
-    rate = f"{p['rate']:.1f}/s" if p["rate"] else "-/s"
-    eta = f"ETA {p['eta']:.0f}s" if p["eta"] is not None else job.status
-    invalid = f"{job.invalid} invalid " if hasattr(job, "invalid") else ""  # judge jobs parse verdicts
-    return (
-        f"[{'#' * filled}{'.' * (width - filled)}] {p['percent']:5.1f}% {job.done}/{job.total} done "
-        f"{job.failed} failed {invalid}{job.tokens_in + job.tokens_out} tok "
-        f"${job.cost_usd:.4f} {rate} {eta}{batch_note(job)}"
-    )
-
-
-def batch_note(job: JudgeJob) -> str:
-    """' | batches: 1 in_progress, 2 collected' for a batch-mode job (the provider's states)."""
-    if job.mode != JudgeJob.Mode.BATCH:
-        return ""
-    from collections import Counter
-
-    from judging.batch.driver import runs_of
-
-    states = Counter(run.provider_status if run.state == "submitted" else run.state for run in runs_of(job))
-    return " | batches: " + (", ".join(f"{n} {state}" for state, n in sorted(states.items())) or "none yet")
+            wait_with_progress(self.stdout, job, "job")

@@ -4,24 +4,23 @@ a bias whose perturbation a model makes (sentiment), before a judge job or a cro
 
 from __future__ import annotations
 
-import time
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotations.models import Study
 from annotations.vocabulary import RewriteKind
 from judging import services
 from judging.estimates import estimate_rewrite_job, summary_lines
-from judging.generate.finish import finish_generation_job
 from judging.generate.rewrite_output import is_read
 from judging.generate.rewrites import start_rewrite_job
-from judging.management.commands.run_judges import wait_with_progress
-from judging.models import GenerationJob, RegisteredModel
-
-# How long --wait gives the runner to read the answers after the job shows completed.
-FINALISE_GRACE_SECONDS = 10.0
+from judging.management.job_commands import (
+    budget_option,
+    dry_run_text,
+    generator_option,
+    study_option,
+    wait_until_finalised,
+)
+from judging.models import GenerationJob
 
 
 class Command(BaseCommand):
@@ -43,16 +42,9 @@ class Command(BaseCommand):
         parser.add_argument("--dry-run", action="store_true", help="print the calls and cost; create nothing")
 
     def handle(self, *args: Any, **o: Any) -> None:
-        try:
-            budget = Decimal(o["budget"]) if o["budget"] is not None else None
-        except InvalidOperation:
-            raise CommandError(f"--budget must be a number, got {o['budget']!r}") from None
-        study = Study.objects.filter(slug=o["study"]).first()
-        if study is None:
-            raise CommandError(f"no study with slug {o['study']!r}")
-        model = RegisteredModel.objects.filter(name=o["model"]).first()
-        if model is None:
-            raise CommandError(f"no registered model called {o['model']!r} (create it with create_judge)")
+        budget = budget_option(o["budget"])
+        study = study_option(o["study"])
+        model = generator_option(o["model"])
         options = {
             "study": study,
             "generator": model,
@@ -66,7 +58,7 @@ class Command(BaseCommand):
         try:
             if o["dry_run"]:
                 lines = summary_lines(estimate_rewrite_job(**options))
-                self.stdout.write("\n".join([f"dry run: nothing created; {model.name} on {study.slug}", *lines]))
+                self.stdout.write(dry_run_text(model, study, lines))
                 return
             job = start_rewrite_job(**options)
         except services.JobError as exc:
@@ -79,13 +71,7 @@ class Command(BaseCommand):
             self._wait(job)
 
     def _wait(self, job: GenerationJob) -> None:
-        wait_with_progress(self.stdout, job, "rewrite job")
-        deadline = time.monotonic() + FINALISE_GRACE_SECONDS
-        while not is_read(job) and time.monotonic() < deadline:
-            time.sleep(0.3)
-            job.refresh_from_db()
-        if not is_read(job):
-            job = finish_generation_job(job)  # idempotent: does only what the runner has not
+        job = wait_until_finalised(self.stdout, job, "rewrite job", finalised=is_read)
         self.stdout.write(
             f"{job.rewrite_kind} rewrites: {job.rewrites_created} made, {job.rewrites_rejected} answers unusable "
             f"(see the rewrites page), {job.failed} calls failed"
