@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any, NamedTuple
@@ -513,6 +513,10 @@ def resume_job(*, job: LLMJob, budget_usd: Decimal | None = None) -> bool:
             return False
         transaction.on_commit(lambda: enqueue_pending(job=job))
     return True
+
+
+# What the job pages' buttons call, by the name in their URL (an unknown name is a 404 there).
+JOB_ACTIONS: dict[str, Callable[..., bool]] = {"pause": pause_job, "resume": resume_job, "cancel": cancel_job}
 
 
 def requeue_stale_work(*, stale_after: timedelta) -> int:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
@@ -82,14 +80,9 @@ def job(request: HtmxHttpRequest, job_id: int) -> HttpResponse:
 @require_POST
 def job_action(request: HtmxHttpRequest, job_id: int, action: str) -> HttpResponse:
     job = get_object_or_404(JudgeJob.objects.manageable_by(request.user), pk=job_id)
-    actions: dict[str, Callable[..., object]] = {
-        "pause": services.pause_job,
-        "resume": services.resume_job,
-        "cancel": services.cancel_job,
-    }
-    if action not in actions:
+    if action not in services.JOB_ACTIONS:
         raise Http404("unknown action")
-    actions[action](job=job)  # idempotent: a double click changes nothing more
+    services.JOB_ACTIONS[action](job=job)  # idempotent: a double click changes nothing more
     url = reverse("judging:job", args=[job.pk])
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from django.contrib import messages
 from django.db.models import QuerySet
 from django.http import Http404, HttpResponse
@@ -111,14 +109,9 @@ def _rows(job: GenerationJob) -> QuerySet[Generation]:
 @require_POST
 def generation_action(request: HtmxHttpRequest, generation_id: int, action: str) -> HttpResponse:
     job = get_object_or_404(GenerationJob.objects.manageable_by(request.user), pk=generation_id)
-    actions: dict[str, Callable[..., object]] = {
-        "pause": services.pause_job,
-        "resume": services.resume_job,
-        "cancel": services.cancel_job,
-    }
-    if action not in actions:
+    if action not in services.JOB_ACTIONS:
         raise Http404("unknown action")
-    actions[action](job=job)  # idempotent: a double click changes nothing more
+    services.JOB_ACTIONS[action](job=job)  # idempotent: a double click changes nothing more
     messages.success(
         request, {"pause": "Paused", "resume": "Resumed", "cancel": "Cancelled"}[action] + f" generation job #{job.pk}."
     )
