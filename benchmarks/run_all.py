@@ -43,7 +43,7 @@ BENCHMARKS = (
     # Last: the closed loop with no pause saturates the two cores, and the run after it
     # inherits that (on 2026-12-07 the paced crowd run right behind it started at a load
     # average of 5.8 and a speed probe of 0.41 s against 0.29 s, and missed its p95 target
-    # by 2-13 ms, where two runs of it alone on the same machine met it).
+    # by 2-13 ms, where three of four runs of it alone on the same machine met it).
     ("benchmarks.annotation_load", [], None, STRESS),
 )
 
