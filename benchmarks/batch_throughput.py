@@ -80,32 +80,30 @@ def run(*, n: int, delay_s: float, poll_s: float) -> dict:
         "--without-heartbeat",
     ]
     procs = _start_procs([worker_cmd], env, log)
-    try:
-        time.sleep(4)  # let the worker import Django and connect before the clock starts
-        wait_listening(port)
-        study = _build_study(n)
-        judge = RegisteredModel.objects.create(
-            name=f"bench-batch-{uuid.uuid4().hex[:8]}",
-            kind="openai",
-            base_url=f"http://127.0.0.1:{port}/v1",
-            model=f"sim:seed={uuid.uuid4().int % 10**6}",
-            max_concurrency=8,
-            requests_per_minute=0,
-            request_timeout=60,
-            price_in_per_1k=Decimal("0.0005"),
-            price_out_per_1k=Decimal("0.0015"),
-        )
-        cpu_before = sum(_cpu_seconds(p.pid) for p in procs)
-        start = time.monotonic()
-        started_at = time.time()
-        job = services.start_judge_job(study=study, judge=judge, condition_names=["order"], mode="batch")
-        while not job.is_finished:
-            time.sleep(0.2)
-            job.refresh_from_db()
-        elapsed = time.monotonic() - start
-        cpu = sum(_cpu_seconds(p.pid) for p in procs) - cpu_before
-    finally:  # never leave workers behind: they would eat the next run's messages
-        _stop(procs + sim)
+    time.sleep(4)  # let the worker import Django and connect before the clock starts
+    wait_listening(port)
+    study = _build_study(n)
+    judge = RegisteredModel.objects.create(
+        name=f"bench-batch-{uuid.uuid4().hex[:8]}",
+        kind="openai",
+        base_url=f"http://127.0.0.1:{port}/v1",
+        model=f"sim:seed={uuid.uuid4().int % 10**6}",
+        max_concurrency=8,
+        requests_per_minute=0,
+        request_timeout=60,
+        price_in_per_1k=Decimal("0.0005"),
+        price_out_per_1k=Decimal("0.0015"),
+    )
+    cpu_before = sum(_cpu_seconds(p.pid) for p in procs)
+    start = time.monotonic()
+    started_at = time.time()
+    job = services.start_judge_job(study=study, judge=judge, condition_names=["order"], mode="batch")
+    while not job.is_finished:
+        time.sleep(0.2)
+        job.refresh_from_db()
+    elapsed = time.monotonic() - start
+    cpu = sum(_cpu_seconds(p.pid) for p in procs) - cpu_before
+    _stop(procs + sim)
 
     runs = list(BatchRun.objects.filter(judge_job=job).order_by("pk"))
     last_submit = max(r.submitted_at for r in runs).timestamp() - started_at

@@ -120,28 +120,26 @@ def run(*, n: int, latency_ms: int, concurrency: int, delay_s: float) -> dict:
         "--without-heartbeat",
     ]
     procs = _start_procs([worker_cmd], env, log)
-    try:
-        time.sleep(4)  # let the worker import Django and connect before the clock starts
-        wait_listening(port)
-        runs = []
-        for mode in ("sync", "batch"):
-            study = _build_study(n)  # one study per mode: each job pairs with the same 4 candidates
-            model = RegisteredModel.objects.create(
-                name=f"bench-gen-{uuid.uuid4().hex[:8]}",
-                kind="openai",
-                base_url=f"http://127.0.0.1:{port}/v1",
-                model=f"sim:seed={uuid.uuid4().int % 10**6},latency_ms={latency_ms},answer_words=60",
-                max_concurrency=concurrency,
-                requests_per_minute=0,
-                request_timeout=60,
-                transport="http",
-                price_in_per_1k=Decimal("0.0005"),
-                price_out_per_1k=Decimal("0.0015"),
-            )
-            runs.append(_run_job(study=study, model=model, mode=mode, procs=procs))
-            study.delete()
-    finally:  # never leave workers behind: they would eat the next run's messages
-        _stop(procs + sim)
+    time.sleep(4)  # let the worker import Django and connect before the clock starts
+    wait_listening(port)
+    runs = []
+    for mode in ("sync", "batch"):
+        study = _build_study(n)  # one study per mode: each job pairs with the same 4 candidates
+        model = RegisteredModel.objects.create(
+            name=f"bench-gen-{uuid.uuid4().hex[:8]}",
+            kind="openai",
+            base_url=f"http://127.0.0.1:{port}/v1",
+            model=f"sim:seed={uuid.uuid4().int % 10**6},latency_ms={latency_ms},answer_words=60",
+            max_concurrency=concurrency,
+            requests_per_minute=0,
+            request_timeout=60,
+            transport="http",
+            price_in_per_1k=Decimal("0.0005"),
+            price_out_per_1k=Decimal("0.0015"),
+        )
+        runs.append(_run_job(study=study, model=model, mode=mode, procs=procs))
+        study.delete()
+    _stop(procs + sim)
     ideal = concurrency / (latency_ms / 1000)
     runs[0]["share_of_ideal"] = round(runs[0]["answers_per_s"] / ideal, 3)
     return {"ideal_sync_answers_per_s": ideal, "runs": runs}

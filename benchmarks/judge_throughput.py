@@ -37,6 +37,7 @@ noisy; `worker_cpu_ms_per_judgment` is the steadier figure.
 from __future__ import annotations
 
 import argparse
+import atexit
 import itertools
 import json
 import os
@@ -115,9 +116,18 @@ def _started_simulator(*, concurrency: int | None = None) -> tuple[int, list[sub
     return port, sim
 
 
+# Every worker and simulator a benchmark starts is stopped when it exits, whatever ended it: a
+# worker left behind keeps consuming the shared Redis queues and takes a later run's messages.
+_started: list[subprocess.Popen] = []
+
+
 def _start_procs(args: list[list[str]], env: dict[str, str], log: Path) -> list[subprocess.Popen]:
     out = open(log, "ab")  # noqa: SIM115 - owned by the subprocesses
-    return [subprocess.Popen(a, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT) for a in args]
+    procs = [subprocess.Popen(a, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT) for a in args]
+    if not _started:
+        atexit.register(lambda: _stop(_started))
+    _started.extend(procs)
+    return procs
 
 
 def _stop(procs: list[subprocess.Popen]) -> None:
@@ -169,37 +179,35 @@ def run_jobs(*, n: int, latency_ms: int, concurrency: int, workers: int, transpo
         "--without-heartbeat",
     ]
     procs = _start_procs([worker_cmd] * workers, env, log)
-    try:
-        time.sleep(4)  # let the workers import Django and connect before the clock starts
-        wait_listening(port)
-        study = _build_study(n)
-        judge = RegisteredModel.objects.create(
-            name=f"bench-{uuid.uuid4().hex[:8]}",
-            kind="openai",
-            base_url=f"http://127.0.0.1:{port}/v1",
-            model=f"sim:latency_ms={latency_ms},seed={uuid.uuid4().int % 10**6}",
-            max_concurrency=concurrency // workers,
-            requests_per_minute=0,
-            request_timeout=30,
-            price_in_per_1k=Decimal("0.0005"),
-            price_out_per_1k=Decimal("0.0015"),
-            transport=transport,
-        )
-        cpu_before = sum(_cpu_seconds(p.pid) for p in procs)
-        sim_cpu_before = _cpu_seconds(sim[0].pid)
-        start, started_at = time.monotonic(), timezone.now()
-        job = services.start_judge_job(study=study, judge=judge, condition_names=["order"])
-        queued = time.monotonic() - start
-        while not job.is_finished:
-            time.sleep(0.05)  # the clock stops when this loop sees the job finished: poll finely
-            job.refresh_from_db()
-        elapsed = time.monotonic() - start
-        seen_finished_at = timezone.now()
+    time.sleep(4)  # let the workers import Django and connect before the clock starts
+    wait_listening(port)
+    study = _build_study(n)
+    judge = RegisteredModel.objects.create(
+        name=f"bench-{uuid.uuid4().hex[:8]}",
+        kind="openai",
+        base_url=f"http://127.0.0.1:{port}/v1",
+        model=f"sim:latency_ms={latency_ms},seed={uuid.uuid4().int % 10**6}",
+        max_concurrency=concurrency // workers,
+        requests_per_minute=0,
+        request_timeout=30,
+        price_in_per_1k=Decimal("0.0005"),
+        price_out_per_1k=Decimal("0.0015"),
+        transport=transport,
+    )
+    cpu_before = sum(_cpu_seconds(p.pid) for p in procs)
+    sim_cpu_before = _cpu_seconds(sim[0].pid)
+    start, started_at = time.monotonic(), timezone.now()
+    job = services.start_judge_job(study=study, judge=judge, condition_names=["order"])
+    queued = time.monotonic() - start
+    while not job.is_finished:
+        time.sleep(0.05)  # the clock stops when this loop sees the job finished: poll finely
+        job.refresh_from_db()
+    elapsed = time.monotonic() - start
+    seen_finished_at = timezone.now()
 
-        cpu = sum(_cpu_seconds(p.pid) for p in procs) - cpu_before
-        sim_cpu = _cpu_seconds(sim[0].pid) - sim_cpu_before
-    finally:  # never leave workers behind: they would eat the next run's messages
-        _stop(procs + sim)
+    cpu = sum(_cpu_seconds(p.pid) for p in procs) - cpu_before
+    sim_cpu = _cpu_seconds(sim[0].pid) - sim_cpu_before
+    _stop(procs + sim)
     span = job.judgments.aggregate(first=Min("completed_at"), last=Max("completed_at"))
     latencies = sorted(job.judgments.exclude(latency_ms=None).values_list("latency_ms", flat=True))
     steady = (job.done - 1) / max((span["last"] - span["first"]).total_seconds(), 1e-9) if job.done > 1 else 0.0

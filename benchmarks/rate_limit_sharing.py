@@ -80,10 +80,9 @@ def run(*, rpm: int, seconds: int, workers: int, latency_ms: int) -> dict:
         "--without-heartbeat",
     ]
     procs = _start_procs([worker_cmd] * workers, env, log)
-    try:
-        return _measure(port, rpm=rpm, seconds=seconds, workers=workers, latency_ms=latency_ms)
-    finally:  # never leave workers behind: they would eat the next run's messages
-        _stop(procs + sim)
+    result = _measure(port, rpm=rpm, seconds=seconds, workers=workers, latency_ms=latency_ms)
+    _stop(procs + sim)
+    return result
 
 
 def _measure(port: int, *, rpm: int, seconds: int, workers: int, latency_ms: int) -> dict:
